@@ -1,0 +1,61 @@
+"""The machine as a gem5 X86Board: our processor, hierarchy and memory, our kernel.
+
+Models the catalogue machine the plan was derived from, clocked at its core clock (the
+board clock drives the caches and crossbars, so their latencies are core cycles). The guest
+is a vmlinux with its initramfs built in (gem5's X86 loader takes no separate initrd) and no
+disk; the run specification reaches the guest through ``m5 readfile``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gem5.components.boards.x86_board import X86Board
+
+from .hierarchy import PlanCacheHierarchy
+from .memory import PlanMemory
+from .processor import PlanProcessor
+
+
+def _stock_hierarchy(plan):
+    from gem5.components.cachehierarchies.classic.private_l1_shared_l2_cache_hierarchy import (
+        PrivateL1SharedL2CacheHierarchy,
+    )
+    levels = sorted({c.cache for c in plan.caches})
+    l2 = plan.instances("l2") if "l2" in levels else []
+    if levels != ["l1d", "l1i", "l2"] or len(l2) != 1 or len(l2[0].cores) != plan.num_cores:
+        raise ValueError(f"{plan.machine}: the stock PrivateL1SharedL2CacheHierarchy needs "
+                         f"private L1s and one L2 shared by all cores")
+    l1d, l1i = plan.instances("l1d")[0], plan.instances("l1i")[0]
+    return PrivateL1SharedL2CacheHierarchy(
+        l1d_size=f"{l1d.size}B", l1i_size=f"{l1i.size}B", l2_size=f"{l2[0].size}B",
+        l1d_assoc=l1d.assoc, l1i_assoc=l1i.assoc, l2_assoc=l2[0].assoc)
+
+
+class PlanBoard(X86Board):
+    """An X86Board built entirely from a BoardPlan."""
+
+    def __init__(self, plan, cpu: str, hierarchy: str = "plan"):
+        """``hierarchy="stock"`` swaps in gem5's PrivateL1SharedL2CacheHierarchy with the
+        same sizes (only for machines with private L1s and one L2 shared by all cores); it
+        exists to measure our hierarchy's simulation overhead (bench/bench_gem5.py)."""
+        self._plan = plan
+        super().__init__(clk_freq=plan.clock, processor=PlanProcessor(plan, cpu),
+                         memory=PlanMemory(plan),
+                         cache_hierarchy=(PlanCacheHierarchy(plan) if hierarchy == "plan"
+                                          else _stock_hierarchy(plan)))
+        # gem5 has one line size per system; the plan chose it (and noted the choice).
+        self.cache_line_size = plan.line
+
+    def set_guest(self, kernel: Path, command_line: str, readfile: Path | None,
+                  checkpoint: Path | None = None) -> None:
+        """Boot ``kernel`` (an ELF vmlinux) with ``command_line``; hand ``readfile`` to
+        ``m5 readfile``; restore from ``checkpoint`` if given. Work items (m5 workbegin /
+        workend) exit the simulation loop so the run script can bracket the ROI."""
+        self._set_fullsystem(True)
+        self.workload.object_file = str(kernel)
+        self.workload.command_line = command_line
+        if readfile is not None:
+            self.readfile = str(readfile)
+        self.exit_on_work_items = True
+        self._checkpoint = checkpoint

@@ -1,0 +1,62 @@
+"""Main memory of a machine: one SimpleMemory bank per package or NUMA node.
+
+Uniform machines (Clovertown, Niagara, ...) get one bank covering the whole (capped)
+memory. NUMA machines get one bank per NUMA node (Westmere: one per socket) or, where the
+catalogue distinguishes own-module from same-station memory, one per package (Hector's
+4 MB processor modules). Each bank answers after the catalogue's local latency; the extra
+latency of same-node and remote banks is added on the path from each requester
+(hierarchy.py), so it depends on who asks. Bandwidth is SimpleMemory's default (the
+catalogue gives none).
+"""
+
+from typing import List, Sequence, Tuple
+
+from m5.objects import AddrRange, Port, SimpleMemory
+
+from gem5.components.boards.abstract_board import AbstractBoard
+from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
+from gem5.utils.override import overrides
+
+
+class PlanMemory(AbstractMemorySystem):
+    """Banks of fixed-latency memory at the plan's address ranges."""
+
+    def __init__(self, plan):
+        super().__init__()
+        self._plan = plan
+        self._size = plan.memory.size
+        latency = f"{plan.memory.device_latency_ns:.3f}ns"
+        self.banks = [SimpleMemory(latency=latency, latency_var="0ns",
+                                   range=AddrRange(b.start, size=b.size))
+                      for b in plan.memory.banks]
+
+    @overrides(AbstractMemorySystem)
+    def incorporate_memory(self, board: AbstractBoard) -> None:
+        pass
+
+    @overrides(AbstractMemorySystem)
+    def get_mem_ports(self) -> Sequence[Tuple[AddrRange, Port]]:
+        return [(bank.range, bank.port) for bank in self.banks]
+
+    def bank_ports(self) -> List[Port]:
+        """Ports indexed like plan.memory.banks (for per-bank NUMA wiring)."""
+        return [bank.port for bank in self.banks]
+
+    @overrides(AbstractMemorySystem)
+    def get_memory_controllers(self):
+        return list(self.banks)
+
+    @overrides(AbstractMemorySystem)
+    def get_size(self) -> int:
+        return self._size
+
+    @overrides(AbstractMemorySystem)
+    def set_memory_range(self, ranges: List[AddrRange]) -> None:
+        # The X86Board hands us one range [0, size); our banks partition it already.
+        if len(ranges) != 1 or int(ranges[0].start) != 0 or ranges[0].size() != self._size:
+            raise ValueError(f"PlanMemory expects one range [0, {self._size}) from the board, "
+                             f"got {ranges}")
+
+    @overrides(AbstractMemorySystem)
+    def get_uninterleaved_range(self) -> List[AddrRange]:
+        return [AddrRange(0, size=self._size)]

@@ -1,0 +1,261 @@
+/*
+ * launch: run one workload the way a run specification asks, and report how it ran.
+ *
+ * It places the workload (CPU affinity, scheduling class and priority), optionally brackets it
+ * with gem5 m5 ops (reset stats + work begin before, work end + dump stats after), captures
+ * its stdout, and prints one framed line the host parses:
+ *   @@schedlab <nonce> result {"job":..., "rep":..., "exit":..., "elapsed_ns":..., ...}
+ * The task's scheduler counters (migrations, context switches) are read from /proc/<pid>/sched
+ * after it exits but before it is reaped (waitid with WNOWAIT), so they cover its whole life.
+ *
+ * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
+ *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--background] -- CMD [ARGS...]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STDOUT_LIMIT (256 * 1024)
+
+static void die(const char *msg, const char *arg)
+{
+	fprintf(stderr, "launch: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	exit(2);
+}
+
+static int parse_cpus(const char *list, cpu_set_t *set)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+
+	CPU_ZERO(set);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long lo = strtol(tok, &end, 10), hi = lo;
+
+		if (end == tok)
+			return -1;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		if (*end || lo < 0 || hi < lo || hi >= CPU_SETSIZE)
+			return -1;
+		for (long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+	}
+	free(copy);
+	return 0;
+}
+
+static int parse_policy(const char *name)
+{
+	if (!strcmp(name, "other"))
+		return SCHED_OTHER;
+	if (!strcmp(name, "batch"))
+		return SCHED_BATCH;
+	if (!strcmp(name, "idle"))
+		return SCHED_IDLE;
+	if (!strcmp(name, "fifo"))
+		return SCHED_FIFO;
+	if (!strcmp(name, "rr"))
+		return SCHED_RR;
+	return -1;
+}
+
+static void m5(const char *mode, const char *op)
+{
+	char cmd[128];
+
+	if (!strcmp(mode, "none"))
+		return;
+	snprintf(cmd, sizeof(cmd), "/opt/schedlab/bin/m5 %s %s",
+		 strcmp(mode, "addr") ? "" : "--addr", op);
+	if (system(cmd) != 0)
+		fprintf(stderr, "launch: m5 %s failed\n", op);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* One value from /proc/<pid>/sched, e.g. "se.nr_migrations"; -1 if absent. */
+static long long sched_stat(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long long value = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/sched", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, len) && (line[len] == ' ' || line[len] == ':')) {
+			char *colon = strchr(line, ':');
+
+			if (colon)
+				value = atoll(colon + 1);
+			break;
+		}
+	}
+	fclose(f);
+	return value;
+}
+
+static void print_json_string(const char *s, size_t n)
+{
+	putchar('"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", stdout);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+int main(int argc, char **argv)
+{
+	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
+	const char *m5_mode = "none", *out = NULL;
+	int rep = 0, prio = 0, background = 0, i, fds[2];
+	cpu_set_t set;
+	struct sched_param param;
+	int policy;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(opt, "--background")) {
+			background = 1;
+			continue;
+		}
+		if (!val)
+			die("missing value for", opt);
+		i++;
+		if (!strcmp(opt, "--job"))
+			job = val;
+		else if (!strcmp(opt, "--rep"))
+			rep = atoi(val);
+		else if (!strcmp(opt, "--nonce"))
+			nonce = val;
+		else if (!strcmp(opt, "--cpus"))
+			cpus = val;
+		else if (!strcmp(opt, "--policy"))
+			policy_name = val;
+		else if (!strcmp(opt, "--prio"))
+			prio = atoi(val);
+		else if (!strcmp(opt, "--m5"))
+			m5_mode = val;
+		else if (!strcmp(opt, "--out"))
+			out = val;
+		else
+			die("unknown option", opt);
+	}
+	if (i + 1 >= argc)
+		die("no command after --", NULL);
+	if (!background && (!job || !nonce))
+		die("--job and --nonce are required", NULL);
+	policy = parse_policy(policy_name);
+	if (policy < 0)
+		die("unknown --policy (other, batch, idle, fifo, rr)", policy_name);
+	if (cpus && parse_cpus(cpus, &set))
+		die("bad --cpus list", cpus);
+	if (strcmp(m5_mode, "none") && strcmp(m5_mode, "insn") && strcmp(m5_mode, "addr"))
+		die("unknown --m5 mode (none, insn, addr)", m5_mode);
+	param.sched_priority = prio;
+
+	if (background) {
+		if (cpus && sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity", strerror(errno));
+		if (sched_setscheduler(0, policy, &param))
+			die("sched_setscheduler", strerror(errno));
+		execvp(argv[i + 1], argv + i + 1);
+		die("cannot run", argv[i + 1]);
+	}
+
+	if (out) {
+		mkdir(out, 0755);
+		setenv("SCHEDLAB_OUT", out, 1);
+	}
+	if (pipe(fds))
+		die("pipe", strerror(errno));
+	m5(m5_mode, "resetstats");
+	m5(m5_mode, "workbegin");
+	uint64_t start = now_ns();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork", strerror(errno));
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		if (cpus && sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity", strerror(errno));
+		if (sched_setscheduler(0, policy, &param))
+			die("sched_setscheduler", strerror(errno));
+		if (out && chdir(out))
+			die("chdir", out);
+		execvp(argv[i + 1], argv + i + 1);
+		die("cannot run", argv[i + 1]);
+	}
+	close(fds[1]);
+
+	static char captured[STDOUT_LIMIT];
+	size_t used = 0;
+	ssize_t got;
+	char discard[4096];
+
+	while ((got = read(fds[0], used < sizeof(captured) ? captured + used : discard,
+			   used < sizeof(captured) ? sizeof(captured) - used : sizeof(discard))) > 0)
+		if (used < sizeof(captured))
+			used += got;
+
+	siginfo_t info;
+
+	waitid(P_PID, pid, &info, WEXITED | WNOWAIT);
+	uint64_t elapsed = now_ns() - start;
+	long long migrations = sched_stat(pid, "se.nr_migrations");
+	long long switches = sched_stat(pid, "nr_switches");
+	int status;
+	struct rusage ru;
+
+	wait4(pid, &status, 0, &ru);
+	m5(m5_mode, "workend");
+	m5(m5_mode, "dumpstats");
+
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+	printf("@@schedlab %s result {\"job\":", nonce);
+	print_json_string(job, strlen(job));
+	printf(",\"rep\":%d,\"exit\":%d,\"elapsed_ns\":%llu,\"user_us\":%lld,\"sys_us\":%lld,"
+	       "\"nvcsw\":%ld,\"nivcsw\":%ld,\"migrations\":%lld,\"switches\":%lld,"
+	       "\"stdout_truncated\":%s,\"stdout\":",
+	       rep, code, (unsigned long long)elapsed,
+	       (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+	       (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
+	       ru.ru_nvcsw, ru.ru_nivcsw, migrations, switches,
+	       used == sizeof(captured) ? "true" : "false");
+	print_json_string(captured, used);
+	printf("}\n");
+	return fflush(stdout) != 0;
+}

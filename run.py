@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Entry point: `python3 run.py demo` (the main job) and `python3 run.py test` (the tests).
+
+This file uses only the standard library. It makes sure the host has what the project needs
+and then hands over to the schedlab package inside a virtual environment:
+  1. the Debian packages listed in versions.toml (installed with apt-get when running as root,
+     otherwise one line naming the exact command);
+  2. a virtual environment with the pinned requirements.txt, kept in the build cache under a
+     hash of that file, so every clone on the machine shares it and a change rebuilds it.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent
+# Commands that only read the catalogue or print help need no Debian packages.
+NO_PACKAGES_NEEDED = {"machines", "doctor", "--help", "-h", "workloads"}
+
+
+def fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def cache_dir() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "schedlab"
+    return Path(os.environ.get("SCHEDLAB_CACHE", default))
+
+
+def missing_debian_packages() -> list[str]:
+    with open(REPO / "versions.toml", "rb") as f:
+        versions = tomllib.load(f)
+    kernel = versions["kernel"]
+    wanted = {p: None for p in versions["debian"]["packages"]}
+    wanted[kernel["package"]] = kernel["version"]
+    missing = []
+    for package, version in wanted.items():
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status} ${Version}", package],
+                              capture_output=True, text=True)
+        installed = proc.returncode == 0 and proc.stdout.startswith("install ok installed")
+        if not installed or (version and proc.stdout.split()[-1] != version):
+            missing.append(f"{package}={version}" if version else package)
+    return missing
+
+
+def ensure_debian_packages() -> None:
+    missing = missing_debian_packages()
+    if not missing:
+        return
+    command = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
+    if os.geteuid() != 0:
+        fail("missing Debian packages; install them with: sudo " + " ".join(command))
+    print(f"run.py: installing Debian packages: {' '.join(missing)}", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], env=env, check=False)
+    if subprocess.run(command, env=env).returncode != 0:
+        fail("apt-get could not install " + " ".join(missing)
+             + "; if a pinned version is no longer offered, update versions.toml")
+
+
+def ensure_venv() -> Path:
+    requirements = (REPO / "requirements.txt").read_bytes()
+    key = hashlib.sha256(requirements + sys.version.encode()).hexdigest()[:16]
+    venv = cache_dir() / "venv" / key
+    python = venv / "bin" / "python"
+    if (venv / ".complete").is_file():
+        return python
+    print(f"run.py: creating the Python environment in {venv} (once)", file=sys.stderr)
+    # A venv hard-codes its own path, so it is built in place; the marker written last tells
+    # a finished one from one an interruption left half-built.
+    subprocess.run(["rm", "-rf", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    if subprocess.run([*pip, "-r", str(REPO / "requirements.txt")]).returncode != 0:
+        fail("pip could not install requirements.txt; check the network to PyPI and retry")
+    (venv / ".complete").write_text("")
+    return python
+
+
+def main() -> None:
+    if sys.version_info < (3, 11):
+        fail(f"Python 3.11 or newer is needed (this is {sys.version.split()[0]})")
+    args = sys.argv[1:]
+    if os.environ.get("SCHEDLAB_IN_VENV") != "1":
+        if not args or args[0] not in NO_PACKAGES_NEEDED:
+            ensure_debian_packages()
+        python = ensure_venv()
+        env = {**os.environ, "SCHEDLAB_IN_VENV": "1"}
+        os.execve(str(python), [str(python), str(Path(__file__).resolve()), *args], env)
+    sys.path.insert(0, str(REPO))
+    from schedlab.cli import main as cli_main
+    cli_main(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""The command line (``python3 run.py ...``); run.py prepares the environment and calls main()."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from . import experiments, kernel, paths, workloads
+from .errors import UserError
+from .machine import format_cpus, format_size, load_machine, machine_names
+from .runs import BACKENDS, GEM5_CPUS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _format_clock(hz: int) -> str:
+    return f"{hz / 1e9:.3g} GHz" if hz >= 10**9 else f"{hz / 1e6:.4g} MHz"
+
+
+def _pairs(items: tuple[str, ...], what: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{what} {item!r} is not KEY=VALUE")
+        out.append((key.strip(), value.strip()))
+    return tuple(out)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def cli() -> None:
+    """Simulate cache- and NUMA-aware OS scheduling studies on gem5 and QEMU.
+
+    Quick start: 'demo' runs a small experiment on the best backend available, 'test' runs the
+    test suite. Builds (kernel, image, workloads) happen on demand and are cached.
+    """
+
+
+# ----------------------------------------------------------------------------- machines
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a catalogue value, e.g. l2.size=8MiB (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the resolved machine as JSON.")
+def machines(name: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+    """List the machine catalogue, or show one machine as resolved."""
+    if name is None:
+        rows = []
+        for n in machine_names():
+            m = load_machine(n, overrides)
+            rows.append({"machine": n, "cores": m.cores, "clock": _format_clock(m.clock_hz),
+                         "pipeline": f"{m.pipeline.kind} x{m.pipeline.width}",
+                         "caches": " ".join(
+                             f"{c.name}:{format_size(c.size)}"
+                             + (f"/{len(c.groups)}" if c.shared else "") for c in m.caches),
+                         "nodes": len(m.nodes), "studies": ",".join(map(str, m.studies))})
+        click.echo(pd.DataFrame(rows).to_string(index=False))
+        click.echo("\n(cache:size/N = N instances shared by groups of cores; "
+                   "'run.py machines NAME' shows one)")
+        return
+    m = load_machine(name, overrides)
+    if as_json:
+        click.echo(json.dumps(m.to_dict(), indent=1))
+        return
+    click.echo(f"{m.name}: {m.description}")
+    click.echo(f"  cores {m.cores} at {m.clock_hz / 1e6:g} MHz, {m.pipeline.kind}, "
+               f"width {m.pipeline.width}")
+    click.echo("  packages " + " ".join(f"[{format_cpus(p)}]" for p in m.packages))
+    for c in m.caches:
+        click.echo(f"  {c.name}: {format_size(c.size)} {c.assoc}-way {c.line} B lines, "
+                   f"{c.sets} sets, {c.latency} ({c.latency.cycles(m.clock_hz)} cycles), "
+                   f"shared by " + " ".join(f"[{format_cpus(g)}]" for g in c.groups))
+    mem = m.memory
+    click.echo(f"  memory {format_size(mem.size_per_node)} x {len(m.nodes)} node(s) "
+               + " ".join(f"[{format_cpus(n)}]" for n in m.nodes)
+               + f", local {mem.local}" + (f", in-node {mem.node}" if mem.node else "")
+               + (f", remote {mem.remote_cycles(m.clock_hz)} cycles "
+                  f"(delay {mem.delay_cycles})" if mem.remote else ""))
+    if m.reserved_cores:
+        click.echo(f"  reserved for the system: cores {format_cpus(m.reserved_cores)}")
+    if m.overrides:
+        click.echo("  overrides: " + ", ".join(m.overrides))
+    if m.notes:
+        click.echo("  notes: " + " ".join(m.notes.split()))
+
+
+# ----------------------------------------------------------------------------- build
+@cli.command()
+@click.argument("what", type=click.Choice(["kernel", "image", "workloads", "all"]))
+def build(what: str) -> None:
+    """Build (or find cached) the guest kernel, image or workloads."""
+    from .image import build_image
+    if what in ("workloads", "all"):
+        click.echo(f"workloads: {workloads.build_all(progress=_say)}")
+    if what in ("kernel", "all"):
+        k = kernel.build_kernel(progress=_say)
+        click.echo(f"kernel {k.hash}: {k.bzimage} {k.vmlinux}")
+    if what in ("image", "all"):
+        im = build_image(progress=_say)
+        click.echo(f"image {im.hash}: {im.initramfs} {im.ext4}")
+
+
+# ----------------------------------------------------------------------------- run
+def _best_backend() -> str:
+    return "gem5" if os.environ.get("GEM5") else "qemu"
+
+
+@cli.command()
+@click.option("--machine", "machine_name", required=True, help="A name from 'run.py machines'.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a catalogue value, e.g. l2.size=8MiB.")
+@click.option("--workload", "workload_names", multiple=True, required=True,
+              help="A registry name ('run.py workloads'), or ./prog / ./prog.c (static).")
+@click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
+              show_default=True, help="auto = gem5 if GEM5 is set, else QEMU.")
+@click.option("--cpu", type=click.Choice(GEM5_CPUS), default="o3", show_default=True,
+              help="gem5 CPU model to restore into.")
+@click.option("--size", default="smoke", show_default=True, help="Workload size class.")
+@click.option("--reps", default=1, show_default=True, help="Repetitions of each workload.")
+@click.option("--cpus", default=None, help="Pin the workload to these CPUs (e.g. 0 or 0-1).")
+@click.option("--sched", type=click.Choice(SCHED_CLASSES), default="other", show_default=True,
+              help="Scheduling class of the workload.")
+@click.option("--prio", default=0, show_default=True, help="RT priority for fifo/rr.")
+@click.option("--duration", type=float, default=None,
+              help="Seconds to run a workload that runs until stopped.")
+@click.option("--args", "extra_args", default="", help="Extra workload arguments (one string).")
+@click.option("--policy", default=None, help="A policy of kernel-patches/policies.toml "
+              "(default: vanilla).")
+@click.option("--sysctl", multiple=True, metavar="NAME=VALUE", help="Extra guest sysctl.")
+@click.option("--background", multiple=True, help="Workload to run in the background (killed "
+              "at the end).")
+@click.option("--boot-arg", "boot_args", multiple=True, help="Extra kernel command-line argument.")
+@click.option("--numa-from", type=click.Choice(["firmware", "kernel"]), default="firmware",
+              show_default=True, help="QEMU: NUMA from ACPI tables or from the kernel parameter.")
+@click.option("--timeout", default=1800.0, show_default=True, help="Seconds for the whole run.")
+@click.option("--ready-timeout", default=180.0, show_default=True,
+              help="Seconds for the guest to boot to its ready marker.")
+def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus, sched, prio,
+        duration, extra_args, policy, sysctl, background, boot_args, numa_from, timeout,
+        ready_timeout) -> None:
+    """Run workloads on a machine model and write results/<run-id>/."""
+    import shlex
+    backend = _best_backend() if backend == "auto" else backend
+    jobs = tuple(WorkloadRequest(w, size=size, reps=reps, cpus=cpus, sched=sched, prio=prio,
+                                 args=tuple(shlex.split(extra_args)), duration=duration)
+                 for w in workload_names)
+    request = RunRequest(
+        machine=machine_name, jobs=jobs, backend=backend, overrides=overrides, policy=policy,
+        sysctl=_pairs(sysctl, "--sysctl"), background=tuple(WorkloadRequest(b) for b in background),
+        boot_args=boot_args, cpu=cpu, numa_from=numa_from, timeout=timeout,
+        ready_timeout=ready_timeout)
+    prepared = prepare(request, progress=_say)
+    run_dir = execute(prepared, progress=_say)
+    _report_run(run_dir, prepared.machine)
+
+
+def _report_run(run_dir: Path, machine) -> None:
+    with open(run_dir / "results.json") as f:
+        res = json.load(f)
+    click.echo(experiments.table([run_dir]).drop(columns=["run"]).to_string(index=False))
+    facts = res["facts"]
+    nodes = sorted(k for k in facts if k.startswith("node") and k.endswith(".cpus"))
+    click.echo(f"guest saw CPUs {facts.get('cpus.online', '?')}, "
+               f"{len(nodes)} NUMA node(s) "
+               + " ".join(f"[{facts[k]}]" for k in nodes)
+               + f", cpu0 domains {facts.get('cpu0.sched_domains', '?')}")
+    if any(j["workload"] == "mixer" for j in res["jobs"]):
+        from . import mixer
+        for line in mixer.analyse_run(run_dir, llc_groups=[list(g) for g in machine.llc_groups]):
+            click.echo(line)
+    if res["backend"]["name"] == "qemu":
+        click.echo("note: QEMU runs are functional; IPC and cache misses need the gem5 "
+                   "backend (set GEM5=/path/to/gem5.opt, see README)")
+    click.echo(f"results: {run_dir}")
+    if not res["ok"]:
+        raise UserError("the run finished with problems: " + "; ".join(res["errors"][:3]))
+
+
+# ----------------------------------------------------------------------------- demo
+@cli.command()
+def demo() -> None:
+    """Build what is missing, run a small experiment on the best backend, print a table."""
+    backend = _best_backend()
+    if backend == "gem5":
+        from . import gem5
+        gem5.find_gem5()
+    _say(f"demo: memlat next to an L2 base vector on clovertown-e5320, backend {backend}")
+    dirs = experiments.run_all(experiments.demo(backend), progress=_say)
+    frame = experiments.table(dirs)
+    shown = [c for c in ("machine", "policy", "placement", "job", "rep", "seconds",
+                         "accesses_per_sec", "migrations", "ipc", "ok") if c in frame]
+    click.echo(frame[shown].to_string(index=False))
+    if backend == "qemu":
+        click.echo("\nnote: no GEM5 set, so this ran on QEMU (functional: placement, "
+                   "migrations, timing on the host). Cache metrics (IPC, misses per "
+                   "instruction) need gem5: set GEM5=/path/to/gem5.opt (see README).")
+    click.echo(f"results: {paths.results_dir()}")
+
+
+# ----------------------------------------------------------------------------- test
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
+def test(pytest_args: tuple[str, ...]) -> None:
+    """Run the test suite (pytest); extra arguments go to pytest."""
+    if not os.environ.get("GEM5"):
+        _say("test: GEM5 is not set, so tests that need gem5 are skipped (reasons below)")
+    cmd = [sys.executable, "-m", "pytest", "-ra", str(paths.REPO / "tests"), *pytest_args]
+    sys.exit(subprocess.call(cmd, cwd=paths.REPO))
+
+
+# ----------------------------------------------------------------------------- doctor
+@cli.command()
+def doctor() -> None:
+    """Check the prerequisites: gem5, kernel source, QEMU, toolchain."""
+    rows: list[tuple[str, str, str]] = []
+    pin = paths.versions()["kernel"]
+    try:
+        kernel.source_tarball()
+        rows.append(("kernel source", f"ok ({pin['package']} {pin['version']})", ""))
+    except UserError as e:
+        rows.append(("kernel source", "missing", str(e)))
+    qemu_path = shutil.which("qemu-system-x86_64")
+    if qemu_path:
+        version = subprocess.run([qemu_path, "--version"], capture_output=True,
+                                 text=True).stdout.splitlines()[0]
+        rows.append(("qemu", f"ok ({version})", ""))
+    else:
+        rows.append(("qemu", "missing", "apt-get install qemu-system-x86"))
+    for tool, package in (("gcc", "gcc"), ("make", "make"), ("busybox", "busybox-static"),
+                          ("mke2fs", "e2fsprogs"), ("valgrind", "valgrind")):
+        rows.append((tool, "ok" if shutil.which(tool) else "missing",
+                     "" if shutil.which(tool) else f"apt-get install {package}"))
+    libc_static = Path("/usr/lib/x86_64-linux-gnu/libc.a").is_file()
+    rows.append(("static libc", "ok" if libc_static else "missing",
+                 "" if libc_static else "apt-get install libc6-dev"))
+    from . import gem5
+    rows += gem5.doctor()
+    width = max(len(r[0]) for r in rows)
+    for item, status, fix in rows:
+        click.echo(f"{item:<{width}}  {status}" + (f"  -> {fix}" if fix else ""))
+
+
+def _register_commands() -> None:
+    cli.add_command(workloads.workloads_command)
+    from . import gem5
+    cli.add_command(gem5.boot_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register_commands()
+    try:
+        cli.main(args=argv, prog_name="run.py", standalone_mode=False)
+    except click.exceptions.Abort:
+        _say("interrupted")
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except UserError as e:
+        _say(f"error: {e}")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        sys.exit(130)

@@ -1,0 +1,478 @@
+"""The gem5 board plan: everything the gem5 configs build, derived from a resolved machine.
+
+A :class:`BoardPlan` is pure data computed from ``MachineSpec.to_dict()`` (the resolved
+machine as JSON): which cores share which cache instance, every cache's size, associativity
+and latencies in gem5 units (cycles of the core clock), the per-core CPUID values that make
+a Linux guest see the catalogue's last-level-cache groups, the memory size (capped at the
+X86Board's 3 GiB with a note), the memory banks and, on NUMA machines (Hector, Westmere),
+the latency of every (requester, bank) pair with Hector's ring delay included, and the O3
+core parameters.
+
+This module uses only the standard library and never imports gem5 or the rest of schedlab,
+so the same code runs on the host (tests, ``run.py boot``) and inside gem5's embedded
+Python (configs/components read ``machine.json`` and call :func:`plan_from_dict`). Nothing
+here re-derives what the catalogue knows: sizes, latencies and sharing come from the dict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+# The X86Board maps all memory below the 3 GiB I/O hole (gem5 v24 x86_board.py raises
+# an exception for more); machines with more memory are capped and say so.
+X86_BOARD_MAX_MEMORY = 3 << 30
+
+# CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (../shared/design.md):
+# leaf 1 EAX = family/model/stepping, EBX = APIC id << 24 | CLFLUSH line (8 x 8 B) | brand,
+# ECX/EDX = feature flags. gem5 reports vendor HygonGenuine; on that path Linux derives the
+# package and the LLC id from the initial APIC id and the core-id bits of 0x80000008 ECX.
+CPUID1_EAX = 0x00020F51
+CPUID1_EBX_LOW = 0x00000805
+CPUID1_ECX = 0xEFDBFBFF
+CPUID1_EDX = 0x00000209
+# CPUID 0x80000008 EAX: 48-bit virtual, 48-bit physical addresses (gem5's default).
+CPUID_80000008_EAX = 0x00003030
+
+# Cache parameters the catalogue does not describe. Values are gem5 stdlib's classic
+# defaults (components/cachehierarchies/classic/caches/): L1 16 MSHRs x 20 targets,
+# outer levels 20 x 12, a 1-cycle response path; no prefetcher (the catalogue notes that
+# the real parts' prefetchers are not modelled).
+L1_MSHRS, L1_TARGETS = 16, 20
+OUTER_MSHRS, OUTER_TARGETS = 20, 12
+RESPONSE_LATENCY_CYCLES = 1
+
+# Crossbars in front of shared caches: gem5's L2XBar timing (cycles of the core clock).
+BUS_WIDTH_BYTES = 32
+BUS_FRONTEND_CYCLES, BUS_FORWARD_CYCLES, BUS_RESPONSE_CYCLES, BUS_SNOOP_RESPONSE_CYCLES = 1, 0, 1, 1
+
+# O3 structure sizes the catalogue lacks, derived from pipeline.width and rob_entries with
+# Core 2 / Nehalem proportions (Core 2: ROB 96, 32 reservation stations, 32 load / 20 store
+# buffers; Nehalem: ROB 128, 36 RS, 48 / 32): IQ = LQ = ROB / 3, SQ = ROB / 4. Physical
+# register files keep gem5's default of 256 each. Without rob_entries: 32 per issue slot.
+O3_DEFAULT_ROB_PER_WIDTH = 32
+O3_PHYS_REGS = 256
+O3_MAX_FETCH_BUFFER = 64
+
+CPU_TYPES = ("atomic", "timing", "o3")
+
+
+class PlanError(ValueError):
+    """The machine cannot be turned into a gem5 board (the message says why and what to do)."""
+
+
+@dataclass(frozen=True)
+class CachePlan:
+    """One cache instance: a level of the catalogue restricted to one group of cores."""
+
+    name: str            # gem5 object name, e.g. "l2_1" (the catalogue's cache name + group)
+    cache: str           # the catalogue's cache name ("l1d", "l2", ...)
+    level: int
+    kind: str            # instruction | data | unified
+    cores: tuple[int, ...]
+    size: int            # bytes
+    assoc: int
+    line: int            # the catalogue's line size (gem5 uses BoardPlan.line for all)
+    sets: int
+    latency_cycles: int  # the catalogue's hit latency; gem5 tag = data latency = this
+    tag_latency: int
+    data_latency: int
+    response_latency: int
+    mshrs: int
+    tgts_per_mshr: int
+    parent: str | None   # the next cache instance towards memory; None = the memory side
+    node: int | None     # the NUMA node of all its cores, or None if they span nodes
+
+    @property
+    def shared(self) -> bool:
+        return len(self.cores) > 1
+
+
+@dataclass(frozen=True)
+class CorePlan:
+    """One core: its APIC id, the caches it sees and its CPUID values (X86ISA parameters)."""
+
+    index: int
+    apic_id: int
+    llc_group: int
+    package: int
+    node: int
+    caches: tuple[str, ...]                 # cache instance names, L1 first
+    cpuid_family_model_stepping: tuple[int, int, int, int]   # X86ISA.FamilyModelStepping
+    cpuid_long_mode_address_size: tuple[int, int, int, int]  # X86ISA.LongModeAddressSize
+
+    @property
+    def guest_physical_id(self) -> int:
+        """What the Linux guest will derive as physical id (= LLC id on gem5's Hygon path)."""
+        bits = (self.cpuid_long_mode_address_size[3] >> 12) & 0xF
+        return self.apic_id >> bits
+
+
+@dataclass(frozen=True)
+class BankPlan:
+    """One memory controller: a contiguous physical range owned by one package or node."""
+
+    index: int
+    node: int
+    packages: tuple[int, ...]
+    start: int
+    size: int
+
+
+@dataclass(frozen=True)
+class RequesterPlan:
+    """Where memory requests leave the caches (an LLC instance, or a core without shared
+    cache) and the latency, in core cycles, of each bank seen from there."""
+
+    name: str                      # "req_<llc instance>"
+    source: str                    # the LLC instance whose memory side feeds it
+    cores: tuple[int, ...]
+    node: int
+    bank_latency_cycles: tuple[int, ...]   # indexed by bank
+    bank_class: tuple[str, ...]            # local | node | remote, indexed by bank
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    requested: int                 # what the catalogue asks for (bytes)
+    size: int                      # what gem5 gets (bytes, <= 3 GiB)
+    capped: bool
+    note: str
+    numa: bool
+    banks: tuple[BankPlan, ...]
+    local_cycles: int
+    node_cycles: int | None
+    remote_cycles: int | None      # ring delay included
+    delay_cycles: int
+    device_latency_ns: float       # the memory device's own latency (= local latency)
+    requesters: tuple[RequesterPlan, ...]   # empty unless numa
+
+    def node_ranges(self) -> list[tuple[int, int, int]]:
+        """(node, start, size) per NUMA node: what a kernel-side topology parameter needs."""
+        out: dict[int, list[int]] = {}
+        for b in self.banks:
+            lo, hi = out.get(b.node, [b.start, b.start])
+            out[b.node] = [min(lo, b.start), max(hi, b.start + b.size)]
+        return [(n, lo, hi - lo) for n, (lo, hi) in sorted(out.items())]
+
+
+@dataclass(frozen=True)
+class O3Plan:
+    width: int
+    rob_entries: int
+    iq_entries: int
+    lq_entries: int
+    sq_entries: int
+    phys_int_regs: int
+    phys_float_regs: int
+    fetch_buffer_size: int
+    derived: tuple[str, ...]       # which values were derived rather than catalogued
+
+    def params(self) -> dict:
+        """gem5 X86O3CPU parameter names -> values."""
+        w = self.width
+        return {
+            "fetchWidth": w, "decodeWidth": w, "renameWidth": w, "dispatchWidth": w,
+            "issueWidth": w, "wbWidth": w, "commitWidth": w, "squashWidth": w,
+            "numROBEntries": self.rob_entries, "numIQEntries": self.iq_entries,
+            "LQEntries": self.lq_entries, "SQEntries": self.sq_entries,
+            "numPhysIntRegs": self.phys_int_regs, "numPhysFloatRegs": self.phys_float_regs,
+            "fetchBufferSize": self.fetch_buffer_size,
+        }
+
+
+@dataclass(frozen=True)
+class BoardPlan:
+    """The whole gem5 model of one resolved machine."""
+
+    machine: str
+    clock_hz: int
+    cores: tuple[CorePlan, ...]
+    caches: tuple[CachePlan, ...]
+    line: int                      # gem5's single system cache-line size
+    memory: MemoryPlan
+    o3: O3Plan
+    default_cpu: str               # o3 for out-of-order machines, timing for in-order
+    llc: str                       # the catalogue name of the last-level cache
+    llc_groups: tuple[tuple[int, ...], ...]
+    cpuid_exact: bool              # whether CPUID alone reproduces the LLC groups
+    notes: tuple[str, ...] = field(default=())
+
+    # ---- queries used by configs and tests
+    @property
+    def clock(self) -> str:
+        """The clock in gem5's notation."""
+        return f"{self.clock_hz}Hz"
+
+    @property
+    def num_cores(self) -> int:
+        return len(self.cores)
+
+    def cache(self, name: str) -> CachePlan:
+        for c in self.caches:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def instances(self, cache: str) -> list[CachePlan]:
+        """Every instance of a catalogue cache, in core order."""
+        return [c for c in self.caches if c.cache == cache]
+
+    def children(self, name: str | None) -> list[CachePlan]:
+        """Instances whose memory side connects to ``name`` (None: to the memory side)."""
+        return [c for c in self.caches if c.parent == name]
+
+    def l1_of(self, core: int, kind: str) -> CachePlan:
+        """The level-1 instance serving ``core`` for kind instruction or data."""
+        for c in self.caches:
+            if c.level == 1 and core in c.cores and c.kind in (kind, "unified"):
+                return c
+        raise KeyError((core, kind))
+
+    def first_shared_level_below(self, core: int) -> CachePlan | None:
+        """The instance behind the core's L1s (where its page-walk caches attach), if any."""
+        l1 = self.l1_of(core, "data")
+        return self.cache(l1.parent) if l1.parent else None
+
+    def sharing(self) -> dict[str, list[list[int]]]:
+        """catalogue cache name -> groups of cores sharing each instance."""
+        out: dict[str, list[list[int]]] = {}
+        for c in self.caches:
+            out.setdefault(c.cache, []).append(list(c.cores))
+        return out
+
+    def guest_packages(self) -> list[list[int]]:
+        """The core groups a Linux guest will report as packages / LLC groups from CPUID."""
+        groups: dict[int, list[int]] = {}
+        for core in self.cores:
+            groups.setdefault(core.guest_physical_id, []).append(core.index)
+        return [groups[k] for k in sorted(groups)]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["clock"] = self.clock
+        d["guest_packages"] = self.guest_packages()
+        d["memory"]["node_ranges"] = self.memory.node_ranges()
+        d["o3"]["params"] = self.o3.params()
+        return d
+
+    def describe(self) -> str:
+        """A short human-readable summary (printed by ``run.py boot``)."""
+        lines = [f"{self.machine}: {self.num_cores} cores at {self.clock_hz / 1e9:g} GHz, "
+                 f"{self.memory.size >> 20} MiB memory, {self.line} B lines"]
+        for cache, groups in self.sharing().items():
+            c = self.instances(cache)[0]
+            lines.append(f"  {cache}: {c.size >> 10} KiB {c.assoc}-way {c.latency_cycles} cycles, "
+                         f"instances {groups}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- derivation
+
+def _cpuid_for(apic_id: int, cores_per_llc: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    bits = max(0, math.ceil(math.log2(cores_per_llc))) if cores_per_llc > 1 else 0
+    fms = (CPUID1_EAX, (apic_id << 24) | CPUID1_EBX_LOW, CPUID1_ECX, CPUID1_EDX)
+    lmas = (CPUID_80000008_EAX, 0, 0, (bits << 12) | (cores_per_llc - 1))
+    return fms, lmas
+
+
+def _node_of(machine: dict, core: int) -> int:
+    return next(i for i, n in enumerate(machine["nodes"]) if core in n)
+
+
+def _package_of(machine: dict, core: int) -> int:
+    return next(i for i, p in enumerate(machine["packages"]) if core in p)
+
+
+def _cache_instances(machine: dict) -> list[CachePlan]:
+    caches = sorted(machine["caches"], key=lambda c: (c["level"], c["name"]))
+    max_level = max(c["level"] for c in caches)
+    out: list[CachePlan] = []
+    for c in caches:
+        parent_level = next((lv for lv in range(c["level"] + 1, max_level + 1)
+                             if any(x["level"] == lv for x in caches)), None)
+        for gi, group in enumerate(c["groups"]):
+            group = tuple(group)
+            parent = None
+            if parent_level is not None:
+                for p in caches:
+                    if p["level"] != parent_level:
+                        continue
+                    for pi, pg in enumerate(p["groups"]):
+                        if set(group) <= set(pg):
+                            parent = f"{p['name']}_{pi}"
+                if parent is None:
+                    raise PlanError(f"{machine['name']}: no level-{parent_level} cache covers "
+                                    f"cores {list(group)} of {c['name']}")
+            nodes = {_node_of(machine, x) for x in group}
+            lat = int(c["latency_cycles"])
+            l1 = c["level"] == 1
+            out.append(CachePlan(
+                name=f"{c['name']}_{gi}", cache=c["name"], level=c["level"], kind=c["kind"],
+                cores=group, size=int(c["size"]), assoc=int(c["assoc"]), line=int(c["line"]),
+                sets=int(c["sets"]), latency_cycles=lat, tag_latency=lat, data_latency=lat,
+                response_latency=RESPONSE_LATENCY_CYCLES,
+                mshrs=L1_MSHRS if l1 else OUTER_MSHRS,
+                tgts_per_mshr=L1_TARGETS if l1 else OUTER_TARGETS,
+                parent=parent, node=nodes.pop() if len(nodes) == 1 else None))
+    return out
+
+
+def _llc_entry(machine: dict) -> dict:
+    # Same rule as MachineSpec.llc: highest level, data/unified before instruction.
+    return max(machine["caches"], key=lambda c: (c["level"], c["kind"] != "instruction"))
+
+
+def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]) -> MemoryPlan:
+    mem = machine["memory"]
+    nodes = machine["nodes"]
+    packages = machine["packages"]
+    requested = int(mem["size"])
+    size, capped, note = requested, False, ""
+    per_node = int(mem["size_per_node"])
+    if requested > X86_BOARD_MAX_MEMORY:
+        # Keep every node the same size, on a 64 MiB boundary (what numa=fake and the
+        # kernel's memblock alignment handle without surprises).
+        per_node = (X86_BOARD_MAX_MEMORY // len(nodes)) // (64 << 20) * (64 << 20)
+        size, capped = per_node * len(nodes), True
+        note = (f"memory capped at {size >> 20} MiB ({per_node >> 20} MiB per node): gem5's "
+                f"X86Board maps at most 3 GiB below the I/O hole; the catalogue asks for "
+                f"{requested >> 20} MiB")
+        notes.append(note)
+    local = int(mem["local_cycles"])
+    node_c = mem.get("node_cycles")
+    remote = mem.get("remote_cycles")
+    numa = len(nodes) > 1
+    clock = int(machine["clock_hz"])
+    device_ns = local / clock * 1e9
+
+    # Banks: per package where the catalogue distinguishes own-package from same-node memory
+    # (Hector's processor modules), else per node. Uniform machines get one bank.
+    per_package = numa and node_c is not None and any(
+        sum(1 for p in packages if set(p) <= set(n)) > 1 for n in nodes)
+    banks: list[BankPlan] = []
+    start = 0
+    if not numa:
+        banks.append(BankPlan(0, 0, tuple(range(len(packages))), 0, size))
+    else:
+        for ni, n in enumerate(nodes):
+            pkgs = [pi for pi, p in enumerate(packages) if set(p) <= set(n)]
+            if per_package:
+                bank_size = per_node // len(pkgs)
+                for pi in pkgs:
+                    banks.append(BankPlan(len(banks), ni, (pi,), start, bank_size))
+                    start += bank_size
+            else:
+                banks.append(BankPlan(len(banks), ni, tuple(pkgs), start, per_node))
+                start += per_node
+
+    requesters: list[RequesterPlan] = []
+    if numa:
+        for inst in llc_instances:
+            if inst.node is None:
+                raise PlanError(
+                    f"{machine['name']}: last-level cache {inst.name} is shared by cores "
+                    f"{list(inst.cores)} of several NUMA nodes; a NUMA model needs every "
+                    f"last-level cache inside one node")
+            req_pkgs = {_package_of(machine, c) for c in inst.cores}
+            lats, classes = [], []
+            for b in banks:
+                if set(b.packages) & req_pkgs:
+                    cls, lat = "local", local
+                elif b.node == inst.node:
+                    cls, lat = "node", (node_c if node_c is not None else local)
+                else:
+                    cls, lat = "remote", remote
+                lats.append(int(lat))
+                classes.append(cls)
+            requesters.append(RequesterPlan(f"req_{inst.name}", inst.name, inst.cores,
+                                            inst.node, tuple(lats), tuple(classes)))
+    return MemoryPlan(requested=requested, size=size, capped=capped, note=note, numa=numa,
+                      banks=tuple(banks), local_cycles=local,
+                      node_cycles=None if node_c is None else int(node_c),
+                      remote_cycles=None if remote is None else int(remote),
+                      delay_cycles=int(mem.get("delay_cycles", 0)),
+                      device_latency_ns=device_ns, requesters=tuple(requesters))
+
+
+def _o3_plan(machine: dict) -> O3Plan:
+    pipe = machine["pipeline"]
+    width = int(pipe["width"])
+    derived = ["iq_entries", "lq_entries", "sq_entries", "phys_int_regs", "phys_float_regs"]
+    rob = pipe.get("rob_entries")
+    if rob is None:
+        rob = O3_DEFAULT_ROB_PER_WIDTH * width
+        derived.insert(0, "rob_entries")
+    rob = int(rob)
+    line = _system_line(machine)
+    return O3Plan(width=width, rob_entries=rob, iq_entries=max(8, rob // 3),
+                  lq_entries=max(8, rob // 3), sq_entries=max(8, rob // 4),
+                  phys_int_regs=O3_PHYS_REGS, phys_float_regs=O3_PHYS_REGS,
+                  fetch_buffer_size=min(O3_MAX_FETCH_BUFFER, line), derived=tuple(derived))
+
+
+def _system_line(machine: dict) -> int:
+    # gem5 has one cache_line_size per system: use the last-level cache's (the unit of
+    # memory traffic, which the L2/L3 miss rates of the studies count).
+    return int(_llc_entry(machine)["line"])
+
+
+def plan_from_dict(machine: dict) -> BoardPlan:
+    """Derive the board plan from ``MachineSpec.to_dict()`` (or its JSON round trip)."""
+    name = machine["name"]
+    n = int(machine["cores"])
+    notes: list[str] = []
+    caches = _cache_instances(machine)
+    line = _system_line(machine)
+    other_lines = sorted({c.line for c in caches if c.line != line})
+    if other_lines:
+        notes.append(f"gem5 uses one cache-line size per system: {line} B at every level "
+                     f"(the catalogue also has {', '.join(f'{x} B' for x in other_lines)}); "
+                     f"caches keep their size and associativity, so their set counts change")
+    llc = _llc_entry(machine)
+    llc_groups = tuple(tuple(g) for g in llc["groups"])
+    llc_instances = [c for c in caches if c.cache == llc["name"]]
+
+    # CPUID: APIC id = core index (the X86Board's MP table says so); Linux then takes the
+    # LLC group of a core as apic_id >> bits. That reproduces the catalogue's groups exactly
+    # when they are equal, contiguous, aligned and of a power-of-two size.
+    sizes = {len(g) for g in llc_groups}
+    per_llc = max(sizes)
+    bits = math.ceil(math.log2(per_llc)) if per_llc > 1 else 0
+    cpuid_exact = (len(sizes) == 1 and (1 << bits) == per_llc and
+                   all(g == tuple(range(i * per_llc, (i + 1) * per_llc))
+                       for i, g in enumerate(llc_groups)))
+    if not cpuid_exact:
+        notes.append(f"CPUID cannot describe LLC groups {[list(g) for g in llc_groups]} "
+                     f"(APIC id >> {bits} gives groups of {1 << bits}); the guest needs the "
+                     f"kernel-side topology parameter to see them")
+
+    cores = []
+    for i in range(n):
+        group = next(gi for gi, g in enumerate(llc_groups) if i in g)
+        fms, lmas = _cpuid_for(i, per_llc)
+        mine = tuple(c.name for c in caches if i in c.cores)
+        cores.append(CorePlan(index=i, apic_id=i, llc_group=group,
+                              package=_package_of(machine, i), node=_node_of(machine, i),
+                              caches=mine, cpuid_family_model_stepping=fms,
+                              cpuid_long_mode_address_size=lmas))
+
+    memory = _memory_plan(machine, llc_instances, notes)
+    kind = machine["pipeline"]["kind"]
+    if kind == "in-order" and int(machine["pipeline"]["width"]) > 1:
+        notes.append("in-order cores are modelled by TimingSimpleCPU, which issues one "
+                     "instruction at a time (MinorCPU panics on X86 full system in gem5 v24)")
+    return BoardPlan(machine=name, clock_hz=int(machine["clock_hz"]), cores=tuple(cores),
+                     caches=tuple(caches), line=line, memory=memory, o3=_o3_plan(machine),
+                     default_cpu="o3" if kind == "out-of-order" else "timing",
+                     llc=llc["name"], llc_groups=llc_groups, cpuid_exact=cpuid_exact,
+                     notes=tuple(notes))
+
+
+def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Kernel command line for gem5: serial console, no ACPI/PCI probing (gem5 panics on
+    config-space writes to devices it does not model), the runner's backend flag, and
+    lpj so the kernel skips delay-loop calibration (HZ=1000: loops per jiffy = clock/1000)."""
+    return ["console=ttyS0", "acpi=off", "pci=off", "schedlab.backend=gem5",
+            f"lpj={plan.clock_hz // 1000}", *extra]

@@ -1,0 +1,179 @@
+"""Build the guest root filesystem: an initramfs (cpio) and an ext4 disk image.
+
+Contents: busybox from Debian's busybox-static with a link per applet, the in-guest runner
+(disk-images/rootfs/init), the guest tools (disk-images/guest-tools/*.c: the m5-op shim and
+the workload launcher), and the workloads overlay built by schedlab.workloads. The cpio is
+written by the kernel's own usr/gen_init_cpio (built from the pinned source), which records
+device nodes such as /dev/console without needing root; the ext4 image by `mke2fs -d`,
+without loop mounts. Both are cached under a content hash of everything that goes in.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import kernel, paths, workloads
+from .errors import UserError
+from .store import hash_bytes, hash_file, publish_dir
+
+RECIPE_VERSION = "1"
+BUSYBOX = Path("/bin/busybox")
+GUEST_CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-static"]
+# Fixed timestamps make the archive a function of its contents.
+EPOCH = 0
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class GuestImage:
+    dir: Path
+    hash: str
+
+    @property
+    def initramfs(self) -> Path:
+        return self.dir / "initramfs.cpio"
+
+    @property
+    def ext4(self) -> Path:
+        return self.dir / "rootfs.ext4"
+
+    @property
+    def manifest(self) -> Path:
+        return self.dir / "manifest.txt"
+
+
+def _guest_tool_sources() -> list[Path]:
+    return sorted((paths.DISK_IMAGES / "guest-tools").glob("*.c"))
+
+
+def _rootfs_files() -> list[Path]:
+    root = paths.DISK_IMAGES / "rootfs"
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def gen_init_cpio(progress: Progress = print) -> Path:
+    """The kernel's initramfs writer, compiled once from the pinned source."""
+    tarball, version = kernel.source_tarball()
+    tool = paths.cache_dir() / "tools" / version / "gen_init_cpio"
+    if tool.is_file():
+        return tool
+    progress("image: building gen_init_cpio from the kernel source")
+    source = subprocess.run(["tar", "-xOJf", str(tarball), "--wildcards", "*/usr/gen_init_cpio.c"],
+                            capture_output=True, check=True).stdout
+    with publish_dir(tool.parent) as tmp:
+        (tmp / "gen_init_cpio.c").write_bytes(source)
+        _compile([tmp / "gen_init_cpio.c"], tmp / "gen_init_cpio", static=False)
+    return tool
+
+
+def _compile(sources: list[Path], output: Path, static: bool = True) -> None:
+    flags = GUEST_CFLAGS if static else ["-O2"]
+    proc = subprocess.run(["gcc", *flags, "-o", str(output), *map(str, sources)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or ["?"])[0]
+        raise UserError(f"compiling {sources[0].name} failed: {first}")
+
+
+def _check_busybox() -> None:
+    if not BUSYBOX.is_file():
+        raise UserError("busybox is missing; install it with 'apt-get install busybox-static'")
+    kind = subprocess.run(["file", "-b", str(BUSYBOX)], capture_output=True, text=True).stdout
+    if "statically linked" not in kind and "static-pie" not in kind:
+        raise UserError(f"{BUSYBOX} is not static; install Debian's busybox-static package")
+
+
+def image_key(overlay: Path) -> str:
+    _, version = kernel.source_tarball()
+    parts: list[bytes | str] = [RECIPE_VERSION, version, hash_file(BUSYBOX), overlay.name]
+    for f in _guest_tool_sources() + _rootfs_files():
+        parts += [str(f.relative_to(paths.DISK_IMAGES)), f.read_bytes()]
+    return hash_bytes(*parts)[:16]
+
+
+def build_image(progress: Progress = print) -> GuestImage:
+    """Return the cached guest image for the current sources, building it if needed."""
+    _check_busybox()
+    overlay = workloads.build_all(progress=progress)
+    key = image_key(overlay)
+    final = paths.cache_dir() / "image" / key
+    if (final / "rootfs.ext4").is_file():
+        return GuestImage(final, key)
+    cpio_tool = gen_init_cpio(progress)
+    progress(f"image: assembling {key}")
+    with publish_dir(final) as out:
+        stage = out / "stage"
+        _stage_rootfs(stage, overlay)
+        entries = _cpio_entries(stage)
+        (out / "manifest.txt").write_text("\n".join(entries) + "\n")
+        with open(out / "initramfs.cpio", "wb") as f:
+            subprocess.run([str(cpio_tool), "-t", str(EPOCH), str(out / "manifest.txt")],
+                           stdout=f, check=True)
+        _make_ext4(stage, out / "rootfs.ext4")
+        shutil.rmtree(stage)
+    progress(f"image: built {key} ({(final / 'initramfs.cpio').stat().st_size >> 20} MiB cpio)")
+    return GuestImage(final, key)
+
+
+def _stage_rootfs(stage: Path, overlay: Path) -> None:
+    for d in ("bin", "dev", "proc", "sys", "tmp", "run", "schedlab", "opt/schedlab/bin"):
+        (stage / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(BUSYBOX, stage / "bin/busybox")
+    applets = subprocess.run([str(BUSYBOX), "--list"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    for applet in applets:
+        if applet != "busybox":
+            (stage / "bin" / applet).symlink_to("busybox")
+    for f in _rootfs_files():
+        dest = stage / f.relative_to(paths.DISK_IMAGES / "rootfs")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest)
+    for src in _guest_tool_sources():
+        _compile([src], stage / "opt/schedlab/bin" / src.stem)
+    shutil.copytree(overlay, stage, symlinks=True, dirs_exist_ok=True)
+
+
+def _cpio_entries(stage: Path) -> list[str]:
+    """gen_init_cpio's input: every directory, file and link of the stage, plus /dev/console."""
+    entries = ["nod /dev/console 0600 0 0 c 5 1"]
+    for p in sorted(stage.rglob("*")):
+        rel = "/" + str(p.relative_to(stage))
+        if p.is_symlink():
+            entries.append(f"slink {rel} {p.readlink()} 0777 0 0")
+        elif p.is_dir():
+            entries.append(f"dir {rel} 0755 0 0")
+        else:
+            mode = "0755" if p.stat().st_mode & 0o111 else "0644"
+            entries.append(f"file {rel} {p} {mode} 0 0")
+    return entries
+
+
+def _make_ext4(stage: Path, image: Path) -> None:
+    used = sum(p.stat().st_size for p in stage.rglob("*") if p.is_file() and not p.is_symlink())
+    size_mib = used // (1 << 20) * 2 + 32
+    proc = subprocess.run(
+        ["mke2fs", "-q", "-t", "ext4", "-d", str(stage), "-L", "schedlab", "-U", "clear",
+         "-E", "root_owner=0:0", "-F", str(image), f"{size_mib}M"],
+        capture_output=True, text=True, env={"E2FSPROGS_FAKE_TIME": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"})
+    if proc.returncode != 0:
+        raise UserError(f"mke2fs failed: {proc.stderr.strip().splitlines()[0]}; "
+                        "install it with 'apt-get install e2fsprogs'")
+
+
+def spec_archive(spec_text: str, dest: Path, progress: Progress = print) -> Path:
+    """A small cpio carrying /schedlab/spec.sh; QEMU loads it after the image's initramfs."""
+    tool = gen_init_cpio(progress)
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "spec.sh"
+        spec.write_text(spec_text)
+        listing = Path(tmp) / "spec.list"
+        listing.write_text(f"dir /schedlab 0755 0 0\nfile /schedlab/spec.sh {spec} 0644 0 0\n")
+        with open(dest, "wb") as f:
+            subprocess.run([str(tool), "-t", str(EPOCH), str(listing)], stdout=f, check=True)
+    return dest

@@ -1,0 +1,269 @@
+"""Build the guest Linux kernel from Debian's pinned linux-source package and kernel-patches/.
+
+Recipe: extract the tarball once (a pristine tree), keep one work tree beside it, apply the
+quilt-style ``kernel-patches/series`` with ``patch -p1``, configure ``tinyconfig`` plus every
+``kernel-patches/*.config`` fragment (sorted by name), check that every requested option
+survived ``olddefconfig``, and build ``bzImage`` (QEMU) and ``vmlinux`` (gem5).
+
+Outputs are cached under ``<cache>/kernel/<key>/`` where the key hashes the source version,
+the patches, the fragments, an optional built-in initramfs and this recipe's version, so an
+unchanged kernel is never rebuilt. The work and object trees persist between builds, and
+files a previous series patched are restored from the pristine tree with a fresh mtime, so a
+change to one patch recompiles only what it touches.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import paths
+from .errors import UserError
+from .store import hash_bytes, hash_file, publish_dir
+
+# Bump when the recipe below changes in a way that changes the kernel it produces.
+RECIPE_VERSION = "1"
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    """A built kernel: ``vmlinux`` (ELF, for gem5) and ``bzImage`` (for QEMU)."""
+
+    dir: Path
+    hash: str
+
+    @property
+    def vmlinux(self) -> Path:
+        return self.dir / "vmlinux"
+
+    @property
+    def bzimage(self) -> Path:
+        return self.dir / "bzImage"
+
+    @property
+    def config(self) -> Path:
+        return self.dir / "config"
+
+
+def source_tarball() -> tuple[Path, str]:
+    """The pinned source tarball and its package version; a clear error if either is off."""
+    pin = paths.versions()["kernel"]
+    tarball = Path(os.environ.get("SCHEDLAB_KERNEL_TARBALL", pin["tarball"]))
+    install = f"apt-get install {pin['package']}={pin['version']}"
+    if not tarball.is_file():
+        raise UserError(f"Linux source {tarball} is missing (Debian package {pin['package']} "
+                        f"{pin['version']}); install it with '{install}'")
+    if "SCHEDLAB_KERNEL_TARBALL" not in os.environ:
+        installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pin["package"]],
+                                   capture_output=True, text=True).stdout.strip()
+        if installed != pin["version"]:
+            raise UserError(f"{pin['package']} {installed or '(none)'} is installed but "
+                            f"versions.toml pins {pin['version']}; run '{install}' or update "
+                            f"the pin in versions.toml")
+    return tarball, pin["version"]
+
+
+def series() -> list[Path]:
+    """The patches named by kernel-patches/series, in order."""
+    series_file = paths.KERNEL_PATCHES / "series"
+    patches = []
+    for line in series_file.read_text().splitlines():
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        patch = paths.KERNEL_PATCHES / name
+        if not patch.is_file():
+            raise UserError(f"kernel-patches/series names {name}, which does not exist; "
+                            f"add the patch or remove the line")
+        patches.append(patch)
+    return patches
+
+
+def fragments() -> list[Path]:
+    return sorted(paths.KERNEL_PATCHES.glob("*.config"))
+
+
+def build_key(initramfs: Path | None = None) -> str:
+    tarball, version = source_tarball()
+    parts: list[bytes | str] = [RECIPE_VERSION, version, str(tarball.stat().st_size)]
+    for f in series() + fragments():
+        parts += [f.name, f.read_bytes()]
+    if initramfs is not None:
+        parts += ["initramfs", hash_file(initramfs)]
+    return hash_bytes(*parts)[:16]
+
+
+def build_kernel(initramfs: Path | None = None, progress: Progress = print,
+                 jobs: int | None = None) -> KernelBuild:
+    """Return the cached kernel for the current patches and config, building it if needed.
+
+    With ``initramfs`` (a cpio archive) the archive is built into the kernel: gem5's X86
+    board loads a kernel but no separate initrd.
+    """
+    key = build_key(initramfs)
+    final = paths.cache_dir() / "kernel" / key
+    if (final / "bzImage").is_file():
+        return KernelBuild(final, key)
+    tarball, version = source_tarball()
+    with _locked(paths.cache_dir() / "kernel-src" / "lock"):
+        if (final / "bzImage").is_file():  # built by another process while we waited
+            return KernelBuild(final, key)
+        started = time.monotonic()
+        root = paths.cache_dir() / "kernel-src" / version
+        pristine, work, objects = _prepare_trees(root, tarball, progress)
+        _apply_series(pristine, work, progress)
+        config = _configure(work, objects, initramfs, progress)
+        _make(work, objects, jobs or os.cpu_count() or 2, progress)
+        with publish_dir(final) as out:
+            shutil.copy2(objects / "vmlinux", out / "vmlinux")
+            shutil.copy2(objects / "arch/x86/boot/bzImage", out / "bzImage")
+            shutil.copy2(config, out / "config")
+            (out / "build-seconds").write_text(f"{time.monotonic() - started:.1f}\n")
+        progress(f"kernel: built {key} in {time.monotonic() - started:.0f} s")
+    return KernelBuild(final, key)
+
+
+@contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    """One kernel build at a time per machine: the work tree is shared."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _run(cmd: list[str], cwd: Path, what: str, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise UserError(f"kernel build: {what} failed: {tail[0]}")
+    return proc
+
+
+def _prepare_trees(root: Path, tarball: Path, progress: Progress) -> tuple[Path, Path, Path]:
+    pristine, work, objects = root / "pristine", root / "work", root / "objects"
+    if not (pristine / "Makefile").is_file():
+        progress(f"kernel: extracting {tarball.name} (once)")
+        shutil.rmtree(pristine, ignore_errors=True)
+        with publish_dir(pristine) as tmp:
+            _run(["tar", "-xf", str(tarball), "--strip-components=1", "-C", str(tmp)],
+                 tmp, "extracting the source")
+    if not (work / "Makefile").is_file():
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(objects, ignore_errors=True)
+        with publish_dir(work) as tmp:
+            _run(["cp", "-a", f"{pristine}/.", str(tmp)], root, "copying the source tree")
+    objects.mkdir(exist_ok=True)
+    return pristine, work, objects
+
+
+def _apply_series(pristine: Path, work: Path, progress: Progress) -> None:
+    """Reset the files the last series touched, then apply the current series."""
+    manifest = work / ".schedlab-patched-files"
+    touched = manifest.read_text().split("\n") if manifest.exists() else []
+    for rel in filter(None, touched):
+        target, original = work / rel, pristine / rel
+        if original.exists():
+            shutil.copyfile(original, target)  # a fresh mtime makes make rebuild it
+        elif target.exists():
+            target.unlink()
+    manifest.write_text("")
+    now_touched: list[str] = []
+    for patch in series():
+        proc = subprocess.run(["patch", "-p1", "--forward", "--batch", "-i", str(patch)],
+                              cwd=work, capture_output=True, text=True)
+        now_touched += re.findall(r"^patching file '?([^'\n]+)'?$", proc.stdout, re.MULTILINE)
+        manifest.write_text("\n".join(now_touched))
+        if proc.returncode != 0:
+            raise UserError(f"kernel patch {patch.name} does not apply to the pinned source: "
+                            + (proc.stdout.strip().splitlines() or ["?"])[-1])
+        progress(f"kernel: applied {patch.name}")
+    for rel in now_touched:
+        for leftover in (work / f"{rel}.orig", work / f"{rel}.rej"):
+            leftover.unlink(missing_ok=True)
+
+
+def _requested_options(fragment_files: list[Path]) -> dict[str, str]:
+    """CONFIG_X -> value ('n' for '# CONFIG_X is not set') as the fragments ask."""
+    wanted = {}
+    for frag in fragment_files:
+        for line in frag.read_text().splitlines():
+            if m := re.fullmatch(r"(CONFIG_\w+)=(.*)", line.strip()):
+                wanted[m.group(1)] = m.group(2)
+            elif m := re.fullmatch(r"# (CONFIG_\w+) is not set", line.strip()):
+                wanted[m.group(1)] = "n"
+    return wanted
+
+
+def _read_config(config: Path) -> dict[str, str]:
+    return _requested_options([config])
+
+
+def _configure(work: Path, objects: Path, initramfs: Path | None, progress: Progress) -> Path:
+    frags = fragments()
+    if initramfs is not None:
+        extra = objects / "schedlab-initramfs.config"
+        extra.write_text(f'CONFIG_INITRAMFS_SOURCE="{initramfs}"\n')
+        frags = frags + [extra]
+    else:
+        (objects / "schedlab-initramfs.config").unlink(missing_ok=True)
+        frags = frags + [_empty_initramfs_fragment(objects)]
+    progress("kernel: configuring tinyconfig + " + " + ".join(f.name for f in fragments()))
+    _run(["make", f"O={objects}", "tinyconfig"], work, "make tinyconfig")
+    _run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(objects),
+          str(objects / ".config"), *map(str, frags)], work, "merging config fragments")
+    _run(["make", f"O={objects}", "olddefconfig"], work, "make olddefconfig")
+    config = objects / ".config"
+    got = _read_config(config)
+    dropped = [f"{option}={value} (got {got.get(option, 'n')})"
+               for option, value in _requested_options(frags).items()
+               if got.get(option, "n") != value]
+    if dropped:
+        raise UserError("kernel config: olddefconfig dropped " + ", ".join(dropped)
+                        + "; add the options they depend on to kernel-patches/guest.config")
+    return config
+
+
+def _empty_initramfs_fragment(objects: Path) -> Path:
+    frag = objects / "schedlab-no-initramfs.config"
+    frag.write_text('CONFIG_INITRAMFS_SOURCE=""\n')
+    return frag
+
+
+def _make(work: Path, objects: Path, jobs: int, progress: Progress) -> None:
+    """Run make, reporting compiled units (and a percentage once a build has been seen)."""
+    estimate_file = objects / ".schedlab-units"
+    estimate = int(estimate_file.read_text()) if estimate_file.exists() else 0
+    cmd = ["make", f"O={objects}", f"-j{jobs}", "bzImage"]
+    log = objects / "build.log"
+    progress(f"kernel: make -j{jobs} bzImage (log: {log})")
+    units, last, started = 0, 0.0, time.monotonic()
+    with open(log, "w") as logf:
+        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            logf.write(line)
+            if re.match(r"\s+(CC|AS|LD|AR|OBJCOPY|GEN)\s", line):
+                units += 1
+            now = time.monotonic()
+            if now - last >= 15:
+                last = now
+                pct = f" (~{min(99, 100 * units // estimate)}%)" if estimate else ""
+                progress(f"kernel: {units} units built{pct}, {now - started:.0f} s")
+        proc.wait()
+    if proc.returncode != 0:
+        errors = [l for l in log.read_text().splitlines() if "error" in l.lower()]
+        raise UserError(f"kernel build failed: {(errors or ['see ' + str(log)])[0].strip()}")
+    if units > estimate:
+        estimate_file.write_text(str(units))

@@ -1,0 +1,501 @@
+"""Typed, validated machine descriptions read from the catalogue (configs/machines.toml).
+
+A :class:`MachineSpec` is what every backend and every analysis reads: the gem5 configs build
+their board from it, the QEMU backend its -smp/-numa arguments, analysis its labels. This
+module uses only the standard library so that gem5's embedded Python can import it as well.
+
+Overrides (``--set l2.size=8MiB``) are applied to the raw catalogue entry before validation,
+so a hypothetical machine is checked exactly like a catalogued one.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:
+    from .errors import UserError
+except ImportError:  # imported by path from gem5's interpreter, outside the package
+    class UserError(Exception):  # type: ignore[no-redef]
+        pass
+
+CATALOGUE = Path(__file__).resolve().parent.parent / "configs" / "machines.toml"
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+_FREQ_UNITS = {"hz": 1, "khz": 10**3, "mhz": 10**6, "ghz": 10**9}
+SHARING_SCOPES = ("core", "package", "node", "machine")
+CACHE_KINDS = ("instruction", "data", "unified")
+PIPELINE_KINDS = ("in-order", "out-of-order")
+
+# The keys each table may hold; anything else is a typo and is rejected, never ignored.
+_MACHINE_KEYS = {"description", "studies", "clock", "cores", "packages", "nodes", "pipeline",
+                 "notes", "variants", "caches", "memory", "reserved_cores"}
+_PIPELINE_KEYS = {"kind", "width", "rob_entries"}
+_CACHE_KEYS = {"level", "kind", "size", "assoc", "line", "latency", "shared_by", "groups"}
+_MEMORY_KEYS = {"size_per_node", "latency", "delay"}
+_LATENCY_KEYS = {"local", "node", "remote"}
+_DELAY_KEYS = {"cycles", "max_cycles", "remote_cycles_per_delay"}
+
+
+def parse_size(value, what: str) -> int:
+    """Bytes from 32768, "32KiB", "32KB" or "4 MiB" (cache convention: KB/MB/GB are binary)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    m = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", str(value), re.IGNORECASE)
+    if not m:
+        raise UserError(f"{what}: cannot read size {value!r}; write it like 32KiB, 4MiB or 2GiB")
+    return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+
+
+def parse_frequency(value, what: str) -> int:
+    """Hz from 1860000000, "1.86GHz" or "16.67MHz"."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?hz)\s*", str(value), re.IGNORECASE)
+    if not m:
+        raise UserError(f"{what}: cannot read clock {value!r}; write it like 1.86GHz or 600MHz")
+    return round(float(m.group(1)) * _FREQ_UNITS[m.group(2).lower()])
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A latency as the catalogue gives it: in core cycles or in nanoseconds."""
+
+    value: float
+    unit: str  # "cycles" or "ns"
+
+    @classmethod
+    def parse(cls, value, what: str) -> Latency:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(cycles?|ns)\s*", str(value))
+        if not m:
+            raise UserError(f"{what}: cannot read latency {value!r}; write it like 14cycles or 100ns")
+        unit = "ns" if m.group(2) == "ns" else "cycles"
+        return cls(float(m.group(1)), unit)
+
+    def cycles(self, clock_hz: int) -> int:
+        if self.unit == "cycles":
+            return round(self.value)
+        return max(1, round(self.value * 1e-9 * clock_hz))
+
+    def ns(self, clock_hz: int) -> float:
+        return self.value if self.unit == "ns" else self.value / clock_hz * 1e9
+
+    def __str__(self) -> str:
+        return f"{self.value:g}{self.unit}"
+
+
+def format_size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n}B"
+
+
+def format_cpus(cpus) -> str:
+    """Linux cpulist form: 0-3,8."""
+    cpus = sorted(cpus)
+    runs, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None:
+            start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            runs.append(f"{start}" if start == c else f"{start}-{c}")
+            start = None
+    return ",".join(runs)
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+@dataclass(frozen=True)
+class Cache:
+    """One cache level of the machine; ``groups`` lists the cores sharing each instance."""
+
+    name: str
+    level: int
+    kind: str
+    size: int
+    assoc: int
+    line: int
+    latency: Latency
+    groups: tuple[tuple[int, ...], ...]
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.assoc * self.line)
+
+    @property
+    def shared(self) -> bool:
+        return any(len(g) > 1 for g in self.groups)
+
+    def group_of(self, core: int) -> tuple[int, ...]:
+        return next(g for g in self.groups if core in g)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    kind: str
+    width: int
+    rob_entries: int | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Main memory: per-node size and access latencies (local, within node, remote)."""
+
+    size_per_node: int
+    local: Latency
+    node: Latency | None
+    remote: Latency | None
+    delay_cycles: int
+    remote_cycles_per_delay: int
+
+    def remote_cycles(self, clock_hz: int) -> int | None:
+        """Off-node latency in core cycles, the ring delay included."""
+        if self.remote is None:
+            return None
+        return self.remote.cycles(clock_hz) + self.delay_cycles * self.remote_cycles_per_delay
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """A machine of the catalogue, resolved (variant and overrides applied) and validated."""
+
+    name: str
+    description: str
+    studies: tuple[int, ...]
+    clock_hz: int
+    cores: int
+    packages: tuple[tuple[int, ...], ...]
+    nodes: tuple[tuple[int, ...], ...]
+    pipeline: Pipeline
+    caches: tuple[Cache, ...]
+    memory: Memory
+    reserved_cores: tuple[int, ...] = ()
+    notes: str = ""
+    overrides: tuple[str, ...] = ()
+    raw: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def cache(self, name: str) -> Cache:
+        for c in self.caches:
+            if c.name == name:
+                return c
+        raise UserError(f"machine {self.name} has no cache {name!r}; it has "
+                        + ", ".join(c.name for c in self.caches))
+
+    @property
+    def llc(self) -> Cache:
+        """The last-level cache (highest level; the one whose sharing defines LLC groups)."""
+        return max(self.caches, key=lambda c: (c.level, c.kind != "instruction"))
+
+    @property
+    def llc_groups(self) -> tuple[tuple[int, ...], ...]:
+        return self.llc.groups
+
+    @property
+    def memory_size(self) -> int:
+        return self.memory.size_per_node * len(self.nodes)
+
+    def node_of(self, core: int) -> int:
+        return next(i for i, n in enumerate(self.nodes) if core in n)
+
+    def node_distances(self) -> list[list[int]]:
+        """ACPI SLIT-style distances: 10 within a node, 10 x remote/local latency across."""
+        local = self.memory.local.cycles(self.clock_hz)
+        remote = self.memory.remote_cycles(self.clock_hz)
+        far = 20 if remote is None else max(11, round(10 * remote / local))
+        n = len(self.nodes)
+        return [[10 if i == j else far for j in range(n)] for i in range(n)]
+
+    def to_dict(self) -> dict:
+        """The resolved machine as data: written into every run's results, read by gem5 configs."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "studies": list(self.studies),
+            "clock_hz": self.clock_hz,
+            "cores": self.cores,
+            "packages": [list(p) for p in self.packages],
+            "nodes": [list(n) for n in self.nodes],
+            "reserved_cores": list(self.reserved_cores),
+            "pipeline": {k: v for k, v in vars(self.pipeline).items() if v is not None},
+            "caches": [{
+                "name": c.name, "level": c.level, "kind": c.kind, "size": c.size,
+                "assoc": c.assoc, "line": c.line, "sets": c.sets,
+                "latency_cycles": c.latency.cycles(self.clock_hz),
+                "groups": [list(g) for g in c.groups],
+            } for c in self.caches],
+            "memory": {
+                "size_per_node": self.memory.size_per_node,
+                "size": self.memory_size,
+                "local_ns": self.memory.local.ns(self.clock_hz),
+                "local_cycles": self.memory.local.cycles(self.clock_hz),
+                "node_cycles": (self.memory.node.cycles(self.clock_hz)
+                                if self.memory.node else None),
+                "remote_cycles": self.memory.remote_cycles(self.clock_hz),
+                "delay_cycles": self.memory.delay_cycles,
+                "distances": self.node_distances(),
+            },
+            "overrides": list(self.overrides),
+            "notes": self.notes,
+            "catalogue_entry": self.raw,
+        }
+
+
+# --------------------------------------------------------------------------- loading
+
+def load_catalogue(path: Path = CATALOGUE) -> dict:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise UserError(f"machine catalogue {path} is missing; restore it from git") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"machine catalogue {path} is not valid TOML: {e}") from None
+    return data.get("machines", {})
+
+
+def machine_names(path: Path = CATALOGUE) -> list[str]:
+    """Every machine and variant name, in catalogue order."""
+    names = []
+    for name, entry in load_catalogue(path).items():
+        names.append(name)
+        names += [f"{name}-{v}" for v in entry.get("variants", {})]
+    return names
+
+
+def load_machine(name: str, overrides: list[str] | tuple[str, ...] = (),
+                 path: Path = CATALOGUE) -> MachineSpec:
+    """Resolve ``name`` (a machine or ``machine-variant``), apply ``key=value`` overrides."""
+    catalogue = load_catalogue(path)
+    base, variant = name, None
+    if name not in catalogue:
+        for candidate, entry in catalogue.items():
+            suffix = name[len(candidate) + 1:]
+            if name.startswith(candidate + "-") and suffix in entry.get("variants", {}):
+                base, variant = candidate, suffix
+                break
+        else:
+            raise UserError(f"unknown machine {name!r}; run 'python3 run.py machines' to list them")
+    raw = copy.deepcopy(catalogue[base])
+    _check_keys(raw, _MACHINE_KEYS, name)
+    if variant is not None:
+        raw = _restrict_to_variant(raw, variant, name)
+    for item in overrides:
+        _apply_override(raw, item, name)
+    return _build(name, raw, tuple(overrides))
+
+
+def _check_keys(table: dict, allowed: set, where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise UserError(f"{where}: unknown key {unknown[0]!r}; allowed keys: "
+                        + ", ".join(sorted(allowed)))
+
+
+def _split_evenly(items: list[int], parts: int, what: str) -> tuple[tuple[int, ...], ...]:
+    if parts < 1 or len(items) % parts:
+        raise UserError(f"{what}: {len(items)} cannot be split into {parts} equal groups; "
+                        f"choose a divisor of {len(items)}")
+    size = len(items) // parts
+    return tuple(tuple(items[i:i + size]) for i in range(0, len(items), size))
+
+
+def _restrict_to_variant(raw: dict, variant: str, name: str) -> dict:
+    """Keep only the variant's cores (renumbered from 0), with the groups they fall in."""
+    keep = raw["variants"][variant].get("cores")
+    cores = int(raw["cores"])
+    if not keep or any(c not in range(cores) for c in keep) or len(set(keep)) != len(keep):
+        raise UserError(f"{name}: variant cores {keep} must be distinct cores of 0..{cores - 1}")
+    packages = _split_evenly(list(range(cores)), int(raw["packages"]), f"{name}: packages")
+    nodes = _split_evenly(list(range(len(packages))), int(raw["nodes"]), f"{name}: nodes")
+    renumber = {old: new for new, old in enumerate(sorted(keep))}
+    kept_packages = [p for p in packages if any(c in renumber for c in p)]
+    per_package = {sum(c in renumber for c in p) for p in kept_packages}
+    if len(per_package) != 1:
+        raise UserError(f"{name}: a variant must keep the same number of cores in each package")
+    kept_nodes = [n for n in nodes if any(c in renumber for p in n for c in packages[p])]
+    out = {k: v for k, v in raw.items() if k != "variants"}
+    out["cores"] = len(keep)
+    out["packages"] = len(kept_packages)
+    out["nodes"] = len(kept_nodes)
+    caches = {}
+    for cname, c in raw.get("caches", {}).items():
+        c = dict(c)
+        if "groups" in c:
+            groups = [[renumber[x] for x in g if x in renumber] for g in c["groups"]]
+            c["groups"] = [g for g in groups if g]
+        caches[cname] = c
+    out["caches"] = caches
+    if "reserved_cores" in raw:
+        out["reserved_cores"] = [renumber[c] for c in raw["reserved_cores"] if c in renumber]
+    return out
+
+
+def _override_keys(raw: dict) -> dict[str, tuple]:
+    """Every key an override may set, mapped to its path in the raw entry."""
+    keys = {"clock": ("clock",), "description": ("description",),
+            "packages": ("packages",), "nodes": ("nodes",)}
+    keys |= {f"pipeline.{k}": ("pipeline", k) for k in _PIPELINE_KEYS}
+    keys |= {f"memory.size_per_node": ("memory", "size_per_node")}
+    keys |= {f"memory.latency.{k}": ("memory", "latency", k) for k in _LATENCY_KEYS}
+    keys |= {f"memory.delay.{k}": ("memory", "delay", k) for k in _DELAY_KEYS}
+    for cname in raw.get("caches", {}):
+        keys |= {f"{cname}.{k}": ("caches", cname, k) for k in _CACHE_KEYS - {"groups"}}
+    return keys
+
+
+def _apply_override(raw: dict, item: str, name: str) -> None:
+    key, sep, text = item.partition("=")
+    key, text = key.strip(), text.strip()
+    if not sep or not key or not text:
+        raise UserError(f"override {item!r} is not KEY=VALUE; write it like l2.size=8MiB")
+    keys = _override_keys(raw)
+    if key not in keys:
+        raise UserError(f"{name}: cannot override unknown key {key!r}; known keys: "
+                        + ", ".join(sorted(keys)))
+    value: object = text
+    for convert in (int, float):
+        try:
+            value = convert(text)
+            break
+        except ValueError:
+            pass
+    table = raw
+    *parents, leaf = keys[key]
+    for p in parents:
+        table = table.setdefault(p, {})
+    if leaf == "shared_by":
+        table.pop("groups", None)
+    table[leaf] = value
+
+
+def _int(value, what: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UserError(f"{what} must be an integer >= {minimum}, not {value!r}")
+    return value
+
+
+def _build(name: str, raw: dict, overrides: tuple[str, ...]) -> MachineSpec:
+    where = f"machine {name}"
+    _check_keys(raw, _MACHINE_KEYS, where)
+    for required in ("clock", "cores", "pipeline", "caches", "memory"):
+        if required not in raw:
+            raise UserError(f"{where}: missing key {required!r}")
+    cores = _int(raw["cores"], f"{where}: cores")
+    clock = parse_frequency(raw["clock"], f"{where}: clock")
+    if clock <= 0:
+        raise UserError(f"{where}: clock must be positive")
+    packages = _split_evenly(list(range(cores)), _int(raw.get("packages", 1), f"{where}: packages"),
+                             f"{where}: cores into packages")
+    node_of_package = _split_evenly(list(range(len(packages))),
+                                    _int(raw.get("nodes", 1), f"{where}: nodes"),
+                                    f"{where}: packages into nodes")
+    nodes = tuple(tuple(c for p in group for c in packages[p]) for group in node_of_package)
+
+    pipe = raw["pipeline"]
+    _check_keys(pipe, _PIPELINE_KEYS, f"{where}: pipeline")
+    if pipe.get("kind") not in PIPELINE_KINDS:
+        raise UserError(f"{where}: pipeline.kind must be one of {', '.join(PIPELINE_KINDS)}, "
+                        f"not {pipe.get('kind')!r}")
+    pipeline = Pipeline(pipe["kind"], _int(pipe.get("width"), f"{where}: pipeline.width"),
+                        pipe.get("rob_entries"))
+
+    scopes = {"core": tuple((c,) for c in range(cores)), "package": packages, "node": nodes,
+              "machine": (tuple(range(cores)),)}
+    caches = []
+    for cname, c in raw["caches"].items():
+        cwhere = f"{where}: cache {cname}"
+        _check_keys(c, _CACHE_KEYS, cwhere)
+        if c.get("kind") not in CACHE_KINDS:
+            raise UserError(f"{cwhere}: kind must be one of {', '.join(CACHE_KINDS)}")
+        size = parse_size(c.get("size"), f"{cwhere}: size")
+        assoc = _int(c.get("assoc"), f"{cwhere}: assoc")
+        line = _int(c.get("line"), f"{cwhere}: line")
+        if not _is_power_of_two(line):
+            raise UserError(f"{cwhere}: line size {line} is not a power of two; use 16, 32, 64 or 128")
+        if size % (assoc * line) or not _is_power_of_two(size // (assoc * line)):
+            sets = size / (assoc * line)
+            raise UserError(
+                f"{cwhere}: size {format_size(size)} with {assoc} ways of {line} B lines gives "
+                f"{sets:g} sets, not a power of two; choose size = assoc x line x 2^k "
+                f"(e.g. {format_size(assoc * line * (1 << max(0, int(sets).bit_length() - 1)))})")
+        if "groups" in c:
+            groups = tuple(tuple(g) for g in c["groups"])
+            flat = sorted(x for g in groups for x in g)
+            if flat != list(range(cores)) or any(not g for g in groups):
+                raise UserError(f"{cwhere}: groups {c['groups']} do not partition cores "
+                                f"0..{cores - 1}; every core must be in exactly one group")
+        else:
+            scope = c.get("shared_by", "core")
+            if scope not in scopes:
+                raise UserError(f"{cwhere}: shared_by must be one of {', '.join(SHARING_SCOPES)}, "
+                                f"not {scope!r}")
+            groups = scopes[scope]
+        caches.append(Cache(cname, _int(c.get("level"), f"{cwhere}: level"), c["kind"], size,
+                            assoc, line, Latency.parse(c.get("latency"), f"{cwhere}: latency"),
+                            groups))
+    if not caches:
+        raise UserError(f"{where}: at least one cache level is required")
+    caches.sort(key=lambda c: (c.level, c.name))
+    _check_hierarchy(caches, where)
+
+    mem = raw["memory"]
+    _check_keys(mem, _MEMORY_KEYS, f"{where}: memory")
+    lat = mem.get("latency", {})
+    _check_keys(lat, _LATENCY_KEYS, f"{where}: memory.latency")
+    if "local" not in lat:
+        raise UserError(f"{where}: memory.latency.local is required")
+    delay = mem.get("delay", {})
+    _check_keys(delay, _DELAY_KEYS, f"{where}: memory.delay")
+    delay_cycles = _int(delay.get("cycles", 0), f"{where}: memory.delay.cycles", 0)
+    max_delay = _int(delay.get("max_cycles", 0), f"{where}: memory.delay.max_cycles", 0)
+    if delay_cycles > max_delay:
+        raise UserError(f"{where}: memory.delay.cycles={delay_cycles} is out of range; "
+                        f"this machine allows 0..{max_delay}")
+    size_per_node = parse_size(mem.get("size_per_node"), f"{where}: memory.size_per_node")
+    if size_per_node < 1 << 20:
+        raise UserError(f"{where}: memory.size_per_node must be at least 1MiB")
+    memory = Memory(
+        size_per_node=size_per_node,
+        local=Latency.parse(lat["local"], f"{where}: memory.latency.local"),
+        node=Latency.parse(lat["node"], f"{where}: memory.latency.node") if "node" in lat else None,
+        remote=(Latency.parse(lat["remote"], f"{where}: memory.latency.remote")
+                if "remote" in lat else None),
+        delay_cycles=delay_cycles,
+        remote_cycles_per_delay=_int(delay.get("remote_cycles_per_delay", 0),
+                                     f"{where}: memory.delay.remote_cycles_per_delay", 0),
+    )
+    if len(nodes) > 1 and memory.remote is None:
+        raise UserError(f"{where}: a machine with {len(nodes)} nodes needs memory.latency.remote")
+
+    reserved = tuple(raw.get("reserved_cores", ()))
+    if any(c not in range(cores) for c in reserved):
+        raise UserError(f"{where}: reserved_cores {list(reserved)} must be cores of 0..{cores - 1}")
+    return MachineSpec(
+        name=name, description=raw.get("description", ""), studies=tuple(raw.get("studies", ())),
+        clock_hz=clock, cores=cores, packages=packages, nodes=nodes, pipeline=pipeline,
+        caches=tuple(caches), memory=memory, reserved_cores=reserved,
+        notes=raw.get("notes", ""), overrides=overrides, raw=raw)
+
+
+def _check_hierarchy(caches: list[Cache], where: str) -> None:
+    """Levels start at 1 with split or unified L1; a higher level never splits a lower group."""
+    levels = sorted({c.level for c in caches})
+    if levels != list(range(1, len(levels) + 1)):
+        raise UserError(f"{where}: cache levels {levels} must be 1, 2, ... without gaps")
+    for c in caches:
+        if c.level > 1 and c.kind != "unified":
+            raise UserError(f"{where}: cache {c.name} at level {c.level} must be unified")
+    for lower in caches:
+        for upper in caches:
+            if upper.level == lower.level + 1:
+                for g in lower.groups:
+                    if not set(g) <= set(upper.group_of(g[0])):
+                        raise UserError(
+                            f"{where}: cache {upper.name} splits the cores sharing {lower.name} "
+                            f"{list(g)}; an outer cache must be shared by at least those cores")

@@ -1,0 +1,306 @@
+"""Runs: from a request (machine, workloads, policy, backend) to ``results/<run-id>/``.
+
+A request is resolved into a *run spec*: plain data naming everything the outcome depends on
+(the machine as resolved, the kernel and image hashes, the exact guest command lines, the
+policy's settings, the backend). The run id is a hash of the spec, so the same spec is the
+same run: executing it again finds the finished directory and does nothing, which is what lets
+an interrupted campaign resume without losing or duplicating runs. A run directory is written
+in a temporary place and renamed when complete, so it is either whole or absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import kernel, kernel_params, paths, qemu, workloads
+from .errors import UserError
+from .guest import GUEST_BIN, GuestJob, GuestSpec, parse_console
+from .image import build_image, spec_archive
+from .machine import MachineSpec, load_machine
+from .store import hash_file, hash_json, publish_dir
+
+BACKENDS = ("qemu", "gem5")
+GEM5_CPUS = ("o3", "timing", "atomic")
+SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
+USER_BIN = "/schedlab/user"
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class WorkloadRequest:
+    """A workload to run: a registry name, or a path to the user's static binary or C file."""
+
+    workload: str
+    size: str = "smoke"
+    reps: int = 1
+    cpus: str | None = None
+    sched: str = "other"
+    prio: int = 0
+    args: tuple[str, ...] = ()
+    duration: float | None = None  # seconds, for workloads that run until stopped
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    machine: str
+    jobs: tuple[WorkloadRequest, ...]
+    backend: str = "qemu"
+    overrides: tuple[str, ...] = ()
+    policy: str | None = None
+    sysctl: tuple[tuple[str, str], ...] = ()
+    background: tuple[WorkloadRequest, ...] = ()
+    boot_args: tuple[str, ...] = ()
+    cpu: str = "o3"
+    numa_from: str = "firmware"  # QEMU only: "firmware" (-numa tables) or "kernel" (boot args)
+    label: dict = field(default_factory=dict)  # experiment coordinates, kept with the results
+    timeout: float = 1800.0
+    ready_timeout: float = 180.0
+
+
+@dataclass
+class PreparedRun:
+    request: RunRequest
+    machine: MachineSpec
+    spec: dict
+    run_id: str
+    guest: GuestSpec
+    kernel: kernel.KernelBuild
+    image: object
+    user_programs: dict[str, Path]
+
+    @property
+    def dir(self) -> Path:
+        return paths.results_dir() / self.run_id
+
+
+def _guest_job(req: WorkloadRequest, policy_args: list[str],
+               user_programs: dict[str, Path], for_background: bool = False) -> GuestJob:
+    if req.sched not in SCHED_CLASSES:
+        raise UserError(f"unknown scheduling class {req.sched!r}; choose one of "
+                        + ", ".join(SCHED_CLASSES))
+    if req.reps < 1:
+        raise UserError(f"repetitions must be at least 1, not {req.reps}")
+    if req.sched in ("fifo", "rr") and not 1 <= req.prio <= 99:
+        raise UserError(f"SCHED_{req.sched.upper()} needs a priority in 1..99 (--prio)")
+    if "/" in req.workload or req.workload.endswith(".c"):
+        binary = workloads.build_user_program(Path(req.workload))
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(req.workload).stem)
+        user_programs[name] = binary
+        argv = [f"{USER_BIN}/{name}", *req.args]
+    else:
+        wl = workloads.get(req.workload)
+        name = wl.name
+        argv = [f"{GUEST_BIN}/{wl.name}", *wl.args(req.size), *policy_args, *req.args]
+        if not wl.stops_by_itself(req.size) and not for_background and req.duration is None:
+            raise UserError(f"workload {wl.name} at size {req.size} runs until stopped; "
+                            f"give it a --duration in seconds")
+    if req.duration is not None:
+        if req.duration <= 0:
+            raise UserError(f"--duration must be positive, not {req.duration}")
+        argv = ["timeout", "-s", "TERM", f"{req.duration:g}", *argv]
+    return GuestJob(name, tuple(argv), req.reps, req.cpus, req.sched, req.prio)
+
+
+def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
+    if cpus is None:
+        return
+    try:
+        wanted = kernel_params.parse_cpulist(cpus)
+    except UserError:
+        raise UserError(f"bad CPU list {cpus!r}; write it like 0 or 0-1,3") from None
+    if not wanted or max(wanted) >= machine.cores:
+        raise UserError(f"CPU list {cpus} is outside {machine.name}'s cores 0-{machine.cores - 1}")
+
+
+def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
+    """Resolve a request into a spec (building kernel, image and programs as needed)."""
+    if request.backend not in BACKENDS:
+        raise UserError(f"unknown backend {request.backend!r}; choose one of {', '.join(BACKENDS)}")
+    if request.backend == "gem5" and request.cpu not in GEM5_CPUS:
+        raise UserError(f"unknown gem5 CPU {request.cpu!r}; choose one of {', '.join(GEM5_CPUS)}")
+    if request.numa_from not in ("firmware", "kernel"):
+        raise UserError("--numa-from must be 'firmware' or 'kernel'")
+    if not request.jobs:
+        raise UserError("no workload given; name one with --workload (see 'python3 run.py workloads')")
+    machine = load_machine(request.machine, request.overrides)
+    policy_name = request.policy or "vanilla"
+    policy = kernel_params.policy(policy_name)
+    for job in request.jobs + request.background:
+        _check_cpus(job.cpus, machine)
+    user_programs: dict[str, Path] = {}
+    policy_args = list(policy.get("workload_args", []))
+    jobs: list[GuestJob] = []
+    for req in request.jobs:
+        job = _guest_job(req, policy_args, user_programs)
+        # Unique names: artifacts are filed under the job name.
+        taken = {j.name for j in jobs}
+        name, n = job.name, 2
+        while name in taken:
+            name, n = f"{job.name}-{n}", n + 1
+        jobs.append(GuestJob(name, job.argv, job.reps, job.cpus, job.sched, job.prio))
+    background = tuple(_guest_job(j, [], user_programs, for_background=True)
+                       for j in request.background)
+    if user_programs and request.backend == "gem5":
+        raise UserError("user programs run on the QEMU backend; for gem5 add the program as a "
+                        "workload folder under workloads/ so it is in the checkpointed image")
+    sysctl = tuple(sorted({**{k: str(v) for k, v in policy.get("sysctl", {}).items()},
+                           **dict(request.sysctl)}.items()))
+    boot_args = [*policy.get("boot_args", []), *request.boot_args]
+    if request.backend == "qemu" and request.numa_from == "kernel" and len(machine.nodes) > 1:
+        boot_args += kernel_params.numa_boot_args(
+            [list(n) for n in machine.nodes], None, machine.node_distances())
+
+    kern = kernel.build_kernel(progress=progress)
+    image = build_image(progress=progress)
+    spec = {
+        "machine": machine.to_dict(),
+        "backend": request.backend,
+        "cpu": request.cpu if request.backend == "gem5" else None,
+        "numa_from": request.numa_from if request.backend == "qemu" else None,
+        "kernel": kern.hash,
+        "image": image.hash,
+        "policy": {"name": policy_name, **policy},
+        "sysctl": [list(kv) for kv in sysctl],
+        "boot_args": boot_args,
+        "jobs": [asdict(j) for j in jobs],
+        "background": [asdict(j) for j in background],
+        "user_programs": {n: hash_file(p) for n, p in sorted(user_programs.items())},
+        "sizes": sorted({j.size for j in request.jobs}),
+    }
+    digest = hash_json(spec)
+    names = "+".join(dict.fromkeys(j.name for j in jobs))
+    jobs = tuple(jobs)
+    run_id = f"{machine.name}--{re.sub(r'[^A-Za-z0-9_.+-]', '_', names)[:40]}--{digest[:12]}"
+    guest = GuestSpec(
+        nonce=digest[:16], jobs=jobs, sysctl=sysctl,
+        files=tuple(sorted((k, str(v)) for k, v in policy.get("files", {}).items())),
+        trace_events=tuple(policy.get("trace_events", [])), background=background)
+    return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs)
+
+
+def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
+    """Run it unless its results already exist; return ``results/<run-id>/``."""
+    final = prepared.dir
+    if (final / "results.json").is_file():
+        progress(f"run {prepared.run_id}: already done, reusing its results")
+        return final
+    started = time.monotonic()
+    with publish_dir(final) as out:
+        (out / "spec.json").write_text(json.dumps(
+            {**prepared.spec, "request": _request_data(prepared.request)}, indent=1) + "\n")
+        (out / "machine.json").write_text(json.dumps(prepared.machine.to_dict(), indent=1) + "\n")
+        (out / "guest-spec.sh").write_text(prepared.guest.render())
+        if prepared.request.backend == "qemu":
+            console_text, backend_info = _run_qemu(prepared, out, progress)
+        else:
+            console_text, backend_info = _run_gem5(prepared, out, progress)
+        report = parse_console(console_text, prepared.guest.nonce)
+        results = _results(prepared, report, backend_info, time.monotonic() - started)
+        for name, data in report.artifacts.items():
+            dest = out / "artifacts" / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    return final
+
+
+def _request_data(request: RunRequest) -> dict:
+    return json.loads(json.dumps(asdict(request)))
+
+
+def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
+    req = prepared.request
+    spec_cpio = spec_archive(prepared.guest.render(), out / "spec.cpio", progress)
+    extra = out / "user.cpio"
+    initrd = out / "initrd.cpio"
+    with open(initrd, "wb") as f:
+        for part in (prepared.image.initramfs, spec_cpio):
+            with open(part, "rb") as src:
+                shutil.copyfileobj(src, f)
+        if prepared.user_programs:
+            _user_archive(prepared.user_programs, extra, progress)
+            f.write(extra.read_bytes())
+    append = " ".join(["console=ttyS0", "panic=-1", "schedlab.backend=qemu",
+                       *prepared.spec["boot_args"]])
+    console = out / "console.log"
+    cmd = qemu.command(prepared.machine, prepared.kernel.bzimage, initrd, append, console,
+                       numa_tables=req.numa_from == "firmware")
+    (out / "command.txt").write_text(shlex.join(cmd) + "\n")
+    lay = qemu.layout(prepared.machine)
+    progress(f"qemu: booting {prepared.machine.name} ({prepared.machine.cores} vCPUs in "
+             f"{lay.sockets} LLC groups, {len(lay.node_cpus)} node(s))")
+    text = qemu.boot(cmd, console, req.ready_timeout, req.timeout, prepared.guest.nonce, progress)
+    for tmp in (initrd, extra, spec_cpio):
+        tmp.unlink(missing_ok=True)
+    return text, {"name": "qemu", "command": cmd, "memory_mib_per_node": lay.node_mib,
+                  "note": "QEMU TCG: functional only; caches and latencies are not modelled"}
+
+
+def _user_archive(programs: dict[str, Path], dest: Path, progress: Progress) -> None:
+    from .image import gen_init_cpio
+    import subprocess
+    listing = dest.with_suffix(".list")
+    lines = [f"dir {USER_BIN} 0755 0 0"]
+    lines += [f"file {USER_BIN}/{n} {p} 0755 0 0" for n, p in sorted(programs.items())]
+    listing.write_text("\n".join(lines) + "\n")
+    with open(dest, "wb") as f:
+        subprocess.run([str(gen_init_cpio(progress)), "-t", "0", str(listing)], stdout=f,
+                       check=True)
+    listing.unlink()
+
+
+def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
+    from . import gem5
+    spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
+            "kernel_build": prepared.kernel, "image_build": prepared.image}
+    outcome = gem5.run(spec, out, progress)
+    return outcome["console"], {"name": "gem5", "stats_dumps": len(outcome.get("stats", []))}
+
+
+def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) -> dict:
+    requests = {job.name: req for job, req in zip(prepared.guest.jobs, prepared.request.jobs)}
+    registry = workloads.load_registry()
+    rows = []
+    errors = list(report.errors)
+    for result in report.results:
+        metrics = workloads.parse_output(result.get("stdout", ""))
+        req = requests.get(result["job"])
+        problems = []
+        # Timed-out runs of endless workloads have nothing fixed to check.
+        if req is not None and req.workload in registry and req.duration is None:
+            problems = registry[req.workload].check(metrics, req.size)
+        if result.get("exit") != 0:
+            problems.append(f"{result['job']} rep {result['rep']} exited with {result['exit']}")
+        errors += problems
+        rows.append({**{k: v for k, v in result.items() if k != "stdout"},
+                     "workload": req.workload if req else result["job"],
+                     "size": req.size if req else None,
+                     "metrics": metrics, "problems": problems})
+    expected = sum(j.reps for j in prepared.guest.jobs)
+    if len(rows) != expected:
+        errors.append(f"expected {expected} job results, the guest reported {len(rows)}")
+    return {
+        "run_id": prepared.run_id,
+        "ok": not errors,
+        "errors": errors,
+        "label": prepared.request.label,
+        "machine": prepared.machine.name,
+        "backend": backend_info,
+        "policy": prepared.spec["policy"]["name"],
+        "hashes": {"kernel": prepared.kernel.hash, "image": prepared.image.hash},
+        "host_seconds": round(seconds, 2),
+        "facts": report.facts,
+        "jobs": rows,
+    }
+
+
+def load_results(run_dir: Path) -> dict:
+    with open(run_dir / "results.json") as f:
+        return json.load(f)

@@ -1,0 +1,38 @@
+"""Shared fixtures: the real guest builds (cached by content hash) and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def guest_kernel():
+    from schedlab.kernel import build_kernel
+    return build_kernel(progress=lambda s: print(s, file=sys.stderr))
+
+
+@pytest.fixture(scope="session")
+def guest_image():
+    from schedlab.image import build_image
+    return build_image(progress=lambda s: print(s, file=sys.stderr))
+
+
+@pytest.fixture
+def results_dir(tmp_path, monkeypatch):
+    """Each test writes its runs into its own results directory."""
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+    """``python3 run.py ARGS`` in this interpreter's environment (no re-bootstrap)."""
+    full_env = {**os.environ, "SCHEDLAB_IN_VENV": "1", **(env or {})}
+    return subprocess.run([sys.executable, str(REPO / "run.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, env=full_env, timeout=timeout)

@@ -1,0 +1,243 @@
+"""Dry construction of the gem5 boards from gem5's *source* Python, without a gem5 binary.
+
+In gem5, SimObject parameters, children and port connections are pure Python; only
+``m5.instantiate`` needs the C++ side. Given a gem5 v24.0 source tree (GEM5_SRC), this test
+builds every catalogue machine with each core model exactly as configs/schedlab_gem5.py
+does (PlanBoard, then ``_pre_instantiate`` which connects the components), resolves every
+proxy parameter, and checks that no port is left unconnected and that the wiring carries
+the plan: who shares which cache, latencies, CPUID values, O3 sizes, NUMA paths. It does
+not simulate anything. Each check runs in its own interpreter (this file run as a script),
+because it stubs gem5's native module ``_m5`` and the build-generated ``m5.defines``.
+Skipped unless GEM5_SRC names a gem5 source tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _harness(src: Path):
+    """Make gem5's source Python importable outside a gem5 binary (script mode only)."""
+    import collections
+    import importlib
+    import importlib.abc
+    import importlib.util
+    import re
+    import types
+
+    sys.path[:0] = [str(src / "python"), str(REPO), str(REPO / "configs")]
+    defines = types.ModuleType("m5.defines")
+    env = collections.defaultdict(bool)
+    # What an X86 build generates (build_opts/X86: MESI_Two_Level is the Ruby protocol
+    # compiled in; our hierarchy is classic either way).
+    env.update({"USE_X86_ISA": True, "TARGET_ISA": "x86", "USE_SYSTEMC": False,
+                "PROTOCOL": "MESI_Two_Level", "USE_KVM": True, "BUILD_ISA": True, "CONF": {}})
+    defines.buildEnv = env
+    defines.compileDate = "dry"
+    sys.modules["m5.defines"] = defines
+
+    # SimObject classes live in src/**/<Name>.py and are imported as m5.objects.<Name>.
+    class_file, stem_file = {}, {}
+    for f in src.rglob("*.py"):
+        if f.parts[len(src.parts)] == "python":
+            continue
+        text = f.read_text(errors="replace")
+        if "m5.params" not in text and "m5.SimObject" not in text and "m5.objects" not in text:
+            continue
+        stem_file.setdefault(f.stem, f)
+        for m in re.finditer(r"^class (\w+)\(", text, re.M):
+            class_file.setdefault(m.group(1), f)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == "gem5.gem5_default_config":
+                return importlib.util.spec_from_file_location(
+                    name, src / "python" / "gem5_default_config.py")
+            if name.startswith("m5.objects.") and name.count(".") == 2:
+                stem = name.rsplit(".", 1)[1]
+                if stem in stem_file:
+                    return importlib.util.spec_from_file_location(name, stem_file[stem])
+            return None
+
+    class Stub(types.ModuleType):
+        """Stands in for gem5's native module; only reached by code we never run here."""
+        __path__: list = []
+
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            full = f"{self.__name__}.{name}"
+            sys.modules.setdefault(full, Stub(full))
+            return sys.modules[full]
+
+    class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path, target=None):
+            if name == "_m5" or name.startswith("_m5."):
+                return importlib.util.spec_from_loader(name, self)
+            return None
+
+        def create_module(self, spec):
+            return Stub(spec.name)
+
+        def exec_module(self, module):
+            pass
+
+    class Objects(types.ModuleType):
+        def __setattr__(self, name, value):
+            if not isinstance(value, types.ModuleType):  # submodules must not shadow classes
+                super().__setattr__(name, value)
+
+        def __getattr__(self, name):
+            if name in class_file:
+                mod = importlib.import_module(f"m5.objects.{class_file[name].stem}")
+                return getattr(mod, name)
+            import m5.params
+            import m5.proxy
+            import m5.SimObject
+            for mod in (m5.SimObject, m5.params, m5.proxy):
+                if hasattr(mod, name):
+                    return getattr(mod, name)
+            raise AttributeError(name)
+
+    sys.meta_path.insert(0, Finder())
+    objects = Objects("m5.objects")
+    objects.__path__ = []
+    sys.modules["m5.objects"] = objects
+    import m5  # without _m5 importable, m5 imports none of its runtime parts
+    sys.meta_path.insert(0, StubFinder())
+    import m5.options
+    m5.options.outdir = "/tmp"
+    return objects, class_file
+
+
+def _peer(ref) -> str | None:
+    return None if ref.peer is None else str(ref.peer)
+
+
+def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
+    objects, class_file = _harness(src)
+    import m5.SimObject as so
+    from m5.params import VectorPortRef
+
+    from components.board import PlanBoard
+    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.machine import load_machine
+
+    plan = plan_from_dict(load_machine(machine, overrides).to_dict())
+    board = PlanBoard(plan, cpu)
+    board.set_guest(Path("/vmlinux"), "console=ttyS0", Path("/spec"), None)
+    board._pre_instantiate()
+    root = objects.Root(full_system=True, board=board)
+    for name in list(class_file):  # proxies resolve by type: every class must be known
+        if name not in so.allClasses:
+            try:
+                getattr(objects, name)
+            except Exception:
+                pass
+    objs = list(root.descendants())
+    for o in objs:
+        o.unproxyParams()
+    # Optional ports that gem5's own stdlib boards leave unconnected too.
+    optional = ("interrupts.lint0", "interrupts.lint1", "model_reset", ".default",
+                "tb.cpu_side_ports", "tb.mem_side_port")
+    unconnected = []
+    for o in objs:
+        for pname, _ in o._ports.items():
+            ref = o._port_refs.get(pname)
+            where = f"{o.path()}.{pname}"
+            if ref is None or (not isinstance(ref, VectorPortRef) and ref.peer is None):
+                if not where.endswith(optional):
+                    unconnected.append(where)
+    h = board.cache_hierarchy
+    caches = {}
+    for c in plan.caches:
+        obj = getattr(h, c.name)
+        caches[c.name] = {"size": int(obj.size.value), "assoc": int(obj.assoc),
+                          "tag_latency": int(obj.tag_latency), "mem_side": _peer(obj._port_refs["mem_side"])}
+    cores = []
+    for core in board.processor.cores:
+        sim = core.core
+        cores.append({"type": type(sim).__name__, "dcache": _peer(sim._port_refs["dcache_port"]),
+                      "fms": [int(x) for x in sim.isa[0].FamilyModelStepping],
+                      "lmas": [int(x) for x in sim.isa[0].LongModeAddressSize],
+                      **({"issueWidth": int(sim.issueWidth), "numROBEntries": int(sim.numROBEntries)}
+                         if cpu == "o3" else {})})
+    links = {}
+    for r in plan.memory.requesters:
+        for cls in ("local", "node", "remote"):
+            link = getattr(h, f"{r.name}_{cls}", None)
+            if link is not None:
+                links[f"{r.name}_{cls}"] = {
+                    "frontend_latency": int(link.frontend_latency),
+                    "to": sorted(str(p.peer).split(".")[2] for p in
+                                 link._port_refs["mem_side_ports"].elements)}
+    return {"objects": len(objs), "unconnected": unconnected, "caches": caches, "cores": cores,
+            "line": int(board.cache_line_size), "links": links,
+            "banks": [[int(b.range.start), int(b.range.end)] for b in board.memory.banks],
+            "membus": type(h.membus).__name__}
+
+
+# ----------------------------------------------------------------------------- pytest side
+if __name__ != "__main__":
+    import pytest
+
+    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.machine import load_machine, machine_names
+
+    GEM5_SRC = os.environ.get("GEM5_SRC")
+    pytestmark = pytest.mark.skipif(
+        not GEM5_SRC or not (Path(GEM5_SRC or "/") / "src" / "python" / "gem5").is_dir(),
+        reason="GEM5_SRC not set: point it at a gem5 v24.0 source tree to dry-construct the "
+               "gem5 boards without a gem5 binary")
+
+    def dry(machine: str, cpu: str, overrides=()) -> dict:
+        out = subprocess.run([sys.executable, __file__, GEM5_SRC, machine, cpu, *overrides],
+                             capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    @pytest.mark.parametrize("machine", machine_names())
+    @pytest.mark.parametrize("cpu", ["atomic", "timing", "o3"])
+    def test_every_machine_constructs(machine, cpu):
+        d = dry(machine, cpu)
+        assert d["unconnected"] == []
+        plan = plan_from_dict(load_machine(machine).to_dict())
+        assert d["line"] == plan.line
+        for c in plan.caches:
+            got = d["caches"][c.name]
+            assert (got["size"], got["assoc"], got["tag_latency"]) == (c.size, c.assoc,
+                                                                       c.tag_latency)
+            if c.parent:
+                assert got["mem_side"].startswith(f"board.cache_hierarchy.bus_{c.parent}.")
+        for core, got in zip(plan.cores, d["cores"]):
+            assert got["fms"] == list(core.cpuid_family_model_stepping)
+            assert got["lmas"] == list(core.cpuid_long_mode_address_size)
+            assert got["dcache"] == f"board.cache_hierarchy.{plan.l1_of(core.index, 'data').name}.cpu_side"
+            assert got["type"] == {"atomic": "X86AtomicSimpleCPU", "timing": "X86TimingSimpleCPU",
+                                   "o3": "X86O3CPU"}[cpu]
+            if cpu == "o3":
+                assert got["issueWidth"] == plan.o3.width
+                assert got["numROBEntries"] == plan.o3.rob_entries
+        assert d["membus"] == ("NoncoherentXBar" if plan.memory.numa else "SystemXBar")
+
+    def test_hector_numa_paths_carry_the_delay_knob():
+        d = dry("hector", "timing", ["memory.delay.cycles=16"])
+        # core 5 (station 1): own module 19 cycles, station 29 (+10), remote 85 (+66)
+        assert d["links"]["req_l1d_5_local"] == {"frontend_latency": 0, "to": ["bank_bus_5"]}
+        assert d["links"]["req_l1d_5_node"]["frontend_latency"] == 10
+        assert d["links"]["req_l1d_5_node"]["to"] == ["bank_bus_4", "bank_bus_6", "bank_bus_7"]
+        assert d["links"]["req_l1d_5_remote"]["frontend_latency"] == 85 - 19
+        assert len(d["links"]["req_l1d_5_remote"]["to"]) == 12
+        assert d["banks"][5] == [20 << 20, 24 << 20]
+        assert d["caches"]["l1d_5"]["mem_side"].startswith("board.cache_hierarchy.req_l1d_5.")
+
+
+if __name__ == "__main__":
+    src, machine, cpu, *overrides = sys.argv[1:]
+    print(json.dumps(_dry_check(Path(src) / "src", machine, cpu, overrides)))

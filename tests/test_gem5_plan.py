@@ -1,0 +1,175 @@
+"""The gem5 board plan derived from the catalogue: pure Python, no gem5 needed.
+
+Asserts the derived structure for every machine: which cores share which cache instance,
+sizes and latencies in gem5 units, per-core CPUID values, the 3 GiB memory cap, and
+Hector's NUMA latencies with the ring-delay knob reproducing papers.md's table.
+"""
+
+import json
+
+import pytest
+
+from schedlab.gem5_plan import (
+    CPUID1_EBX_LOW, X86_BOARD_MAX_MEMORY, PlanError, boot_args, plan_from_dict,
+)
+from schedlab.machine import load_machine, machine_names
+
+
+def plan(name, overrides=()):
+    return plan_from_dict(load_machine(name, list(overrides)).to_dict())
+
+
+@pytest.mark.parametrize("name", machine_names())
+def test_every_machine_has_a_plan(name):
+    spec = load_machine(name)
+    p = plan(name)
+    assert p.num_cores == spec.cores
+    assert p.clock_hz == spec.clock_hz
+    # every catalogue cache has one instance per group, with the catalogue's parameters
+    for c in spec.caches:
+        inst = p.instances(c.name)
+        assert [i.cores for i in inst] == [tuple(g) for g in c.groups]
+        for i in inst:
+            assert (i.size, i.assoc, i.latency_cycles) == (c.size, c.assoc,
+                                                           c.latency.cycles(spec.clock_hz))
+            assert i.tag_latency == i.data_latency == i.latency_cycles
+    # every core reaches exactly one instance of each cache
+    for core in p.cores:
+        names = [p.cache(n).cache for n in core.caches]
+        assert sorted(names) == sorted(c.name for c in spec.caches)
+    # the plan survives a JSON round trip (gem5 reads machine.json)
+    assert plan_from_dict(json.loads(json.dumps(spec.to_dict()))) == p
+    json.dumps(p.to_dict())
+    assert p.memory.size <= X86_BOARD_MAX_MEMORY
+    assert sum(b.size for b in p.memory.banks) == p.memory.size
+
+
+def test_clovertown_mmp_two_l2_groups():
+    p = plan("clovertown-e5320")
+    assert p.sharing()["l2"] == [[0, 1], [2, 3]]
+    assert p.sharing()["l1d"] == [[0], [1], [2], [3]]
+    assert p.cache("l1d_2").parent == "l2_1"
+    assert p.cache("l1i_1").parent == "l2_0"
+    assert p.cache("l2_1").parent is None
+    assert p.cache("l2_0").size == 4 << 20 and p.cache("l2_0").assoc == 16
+    assert p.cache("l2_0").latency_cycles == 14
+    assert p.clock == "1860000000Hz"
+    assert p.default_cpu == "o3"
+
+
+def test_cpuid_values_reproduce_design_notes():
+    # design.md: two L2 groups of two cores -> EBX = i<<24 | 0x805, ECX(0x80000008) = 1<<12 | 1
+    p = plan("clovertown-e5320")
+    for core in p.cores:
+        assert core.cpuid_family_model_stepping == (0x00020F51, (core.index << 24) | 0x805,
+                                                    0xEFDBFBFF, 0x00000209)
+        assert core.cpuid_long_mode_address_size == (0x00003030, 0, 0, (1 << 12) | 1)
+    assert p.guest_packages() == [[0, 1], [2, 3]]
+    assert p.cpuid_exact
+    assert CPUID1_EBX_LOW == 0x805
+
+
+@pytest.mark.parametrize("name,groups", [
+    ("niagara", [[0, 1, 2, 3, 4, 5, 6, 7]]),
+    ("clovertown-e5320-mup", [[0, 1]]),
+    ("clovertown-e5320-ump", [[0], [1]]),
+    ("core-i7-920", [[0, 1, 2, 3]]),
+    ("xeon-e5440", [[0, 1], [2, 3]]),
+    ("clovertown-x5365", [[0, 1], [2, 3]]),
+    ("hector", [[i] for i in range(16)]),
+])
+def test_guest_sees_catalogue_llc_groups(name, groups):
+    p = plan(name)
+    assert [list(g) for g in p.llc_groups] == groups
+    assert p.guest_packages() == groups
+    assert p.cpuid_exact
+
+
+def test_westmere_six_core_groups_flagged_inexact():
+    p = plan("westmere-x5660")
+    assert p.sharing()["l3"] == [list(range(6)), list(range(6, 12))]
+    assert not p.cpuid_exact
+    assert any("kernel-side topology" in n for n in p.notes)
+
+
+def test_niagara_one_l2_and_one_line_size():
+    p = plan("niagara")
+    assert p.sharing()["l2"] == [list(range(8))]
+    assert all(p.cache(f"l1d_{i}").parent == "l2_0" for i in range(8))
+    assert p.line == 64
+    assert any("one cache-line size" in n for n in p.notes)
+    assert p.default_cpu == "timing"
+
+
+def test_i7_private_l2_shared_l3():
+    p = plan("core-i7-920")
+    assert p.sharing()["l2"] == [[0], [1], [2], [3]]
+    assert p.sharing()["l3"] == [[0, 1, 2, 3]]
+    assert p.cache("l1d_3").parent == "l2_3"
+    assert p.cache("l2_3").parent == "l3_0"
+    assert p.cache("l3_0").latency_cycles == 40
+    assert p.o3.width == 4 and p.o3.rob_entries == 128
+    params = p.o3.params()
+    assert params["issueWidth"] == params["commitWidth"] == 4
+    assert params["numROBEntries"] == 128
+
+
+def test_memory_capped_with_note():
+    p = plan("clovertown-e5320")
+    assert p.memory.requested == 8 << 30
+    assert p.memory.size == 3 << 30 and p.memory.capped
+    assert "capped" in p.memory.note and p.memory.note in p.notes
+    w = plan("westmere-x5660")
+    assert w.memory.size == 3 << 30
+    assert [(b.node, b.size) for b in w.memory.banks] == [(0, 1536 << 20), (1, 1536 << 20)]
+    assert w.memory.node_ranges() == [(0, 0, 1536 << 20), (1, 1536 << 20, 1536 << 20)]
+
+
+def test_override_reaches_plan():
+    p = plan("clovertown-e5320", ["l2.size=8MiB", "l2.latency=20cycles", "clock=2GHz"])
+    assert p.cache("l2_0").size == 8 << 20
+    assert p.cache("l2_1").latency_cycles == 20
+    assert p.clock_hz == 2_000_000_000
+    assert boot_args(p)[-1] == "lpj=2000000"
+
+
+def test_hector_numa_banks_and_latencies():
+    p = plan("hector")
+    assert p.memory.numa and not p.memory.capped
+    assert p.memory.size == 64 << 20
+    assert len(p.memory.banks) == 16            # one 4 MiB module per processor
+    assert all(b.size == 4 << 20 for b in p.memory.banks)
+    assert [b.node for b in p.memory.banks] == [i // 4 for i in range(16)]
+    r5 = next(r for r in p.memory.requesters if r.cores == (5,))
+    assert r5.bank_class[5] == "local" and r5.bank_latency_cycles[5] == 19
+    assert r5.bank_class[4] == "node" and r5.bank_latency_cycles[4] == 29
+    assert r5.bank_class[0] == "remote" and r5.bank_latency_cycles[0] == 37
+    assert p.line == 16
+
+
+# papers.md, Hector: cache line load time off-station for each ring delay setting.
+HECTOR_TABLE = {0: 37, 4: 49, 8: 61, 16: 85, 32: 133, 64: 229}
+
+
+@pytest.mark.parametrize("delay,cycles", sorted(HECTOR_TABLE.items()))
+def test_hector_delay_knob_reproduces_table(delay, cycles):
+    p = plan("hector", [f"memory.delay.cycles={delay}"])
+    assert p.memory.remote_cycles == cycles
+    for r in p.memory.requesters:
+        for lat, cls in zip(r.bank_latency_cycles, r.bank_class):
+            assert lat == {"local": 19, "node": 29, "remote": cycles}[cls]
+
+
+def test_numa_llc_spanning_nodes_is_rejected():
+    d = load_machine("westmere-x5660").to_dict()
+    for c in d["caches"]:
+        if c["name"] == "l3":
+            c["groups"] = [list(range(12))]
+    with pytest.raises(PlanError, match="several NUMA nodes"):
+        plan_from_dict(d)
+
+
+def test_boot_args():
+    args = boot_args(plan("clovertown-e5320-mup"), ["numa=off"])
+    for a in ("console=ttyS0", "acpi=off", "pci=off", "schedlab.backend=gem5", "numa=off"):
+        assert a in args

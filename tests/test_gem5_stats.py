@@ -1,0 +1,54 @@
+"""The stats.txt parser, on real gem5 output (no gem5 needed to run these tests).
+
+Fixtures tests/data/gem5/stats-<machine>-<cpu>.txt.gz are stats.txt files written by gem5
+v24.0.0.1 (build/X86/gem5.fast) in tests/test_gem5_integration.py::test_restore_and_run_roi
+(restore of the self-test guest's boot checkpoint, 200 000-iteration loop between m5
+workbegin/workend), saved with SCHEDLAB_UPDATE_FIXTURES=1. See tests/data/gem5/README.md.
+"""
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from schedlab.gem5_stats import cache_summary, core_summary, parse_stats
+
+DATA = Path(__file__).parent / "data" / "gem5"
+FIXTURES = sorted(DATA.glob("stats-*.txt.gz"))
+
+
+@pytest.mark.skipif(not FIXTURES, reason="no real gem5 stats fixtures yet; produce them with "
+                    "GEM5=... SCHEDLAB_UPDATE_FIXTURES=1 pytest tests/test_gem5_integration.py")
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_real_stats(path):
+    dumps = parse_stats(gzip.open(path, "rt").read())
+    assert len(dumps) >= 2          # the ROI dump at workend and the final dump at exit
+    roi = dumps[0]
+    assert roi["simTicks"] > 0 and roi["finalTick"] >= roi["simTicks"]
+    cores = core_summary(roi)
+    assert set(cores) == {0, 1}
+    busy = max(cores.values(), key=lambda c: c.get("insts", 0))
+    assert busy["insts"] > 200_000
+    width = 1 if "-timing" in path.name else 4
+    assert 0 < busy["ipc"] <= width
+    caches = cache_summary(roi)
+    assert {"l1d_0", "l1d_1", "l1i_0", "l1i_1"} <= set(caches)
+    for c in caches.values():
+        assert c["demandAccesses"] == c["demandHits"] + c["demandMisses"]
+
+
+def test_task_attribution_between_switches():
+    from schedlab.gem5_stats import TaskAttribution
+    a = TaskAttribution()
+    assert TaskAttribution.decode((1234 << 8) | 3) == (1234, 3)
+    a.rebase(0, {"cycles": 0, "insts": 500})
+    a.rebase(1, {"cycles": 0, "insts": 0})
+    a.switch(0, 7, {"cycles": 100, "insts": 550})     # pid 7 ran on cpu 0
+    a.switch(1, 8, {"cycles": 40, "insts": 10})       # pid 8 ran on cpu 1
+    a.switch(0, 9, {"cycles": 160, "insts": 600})     # then pid 9 on cpu 0
+    a.switch(0, 7, {"cycles": 200, "insts": 610})     # pid 7 again
+    assert a.to_dict() == {"7": {"switches": 2, "cycles": 140, "insts": 60},
+                           "8": {"switches": 1, "cycles": 40, "insts": 10},
+                           "9": {"switches": 1, "cycles": 60, "insts": 50}}
+    a.clear()
+    assert a.to_dict() == {}

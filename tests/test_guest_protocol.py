@@ -1,0 +1,58 @@
+"""The runner protocol: rendering a spec the shell reads back exactly, parsing the console."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import subprocess
+
+from schedlab.guest import GuestJob, GuestSpec, cpu_list, parse_console
+
+NASTY = "it's a \"test\" $(rm -rf /) `x` ; & |"
+
+
+def test_rendered_spec_passes_arguments_through_the_shell_unchanged():
+    spec = GuestSpec(nonce="n1", jobs=(GuestJob("w", ("/bin/w", NASTY, ""), reps=2, cpus="0-1",
+                                                sched="fifo", prio=10),),
+                     sysctl=(("kernel.x", "1"),))
+    # Stand-in runner functions that print their arguments one per line.
+    script = ('job() { for a in "$@"; do printf "%s\\n" "$a"; done; }\n'
+              'sysctl_set() { printf "sysctl %s=%s\\n" "$1" "$2"; }\n'
+              + spec.render() + "\nrun_spec\necho \"nonce=$NONCE\"\n")
+    out = subprocess.run(["/bin/busybox", "sh", "-c", script], capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    assert out[0] == "sysctl kernel.x=1"
+    assert out[1:12] == ["w", "2", "--policy", "fifo", "--prio", "10", "--cpus", "0-1", "--",
+                         "/bin/w", NASTY]
+    assert out[12] == "" and "nonce=n1" in out
+
+
+def test_console_parsing_keeps_only_this_runs_lines():
+    payload = base64.b64encode(gzip.compress(b"a,b\n1,2\n")).decode()
+    console = "\n".join([
+        "[    0.1] booting", "@@schedlab-ready",
+        "@@schedlab n1 begin",
+        "@@schedlab n1 fact cpus.online 0-3",
+        "@@schedlab other fact cpus.online 0-7",
+        "[    2.0] noise @@schedlab n1 fact node0.cpus 0-1",
+        '@@schedlab n1 result {"job":"w","rep":1,"exit":0,"stdout":"x=1\\n"}',
+        "@@schedlab n1 result {garbled",
+        "@@schedlab n1 artifact-begin w/1/data.csv", payload[:10], payload[10:],
+        "@@schedlab n1 artifact-end w/1/data.csv",
+        "@@schedlab n1 end",
+    ])
+    report = parse_console(console, "n1")
+    assert report.ready and report.begun and report.ended
+    assert report.facts == {"cpus.online": "0-3", "node0.cpus": "0-1"}
+    assert report.results == [{"job": "w", "rep": 1, "exit": 0, "stdout": "x=1\n"}]
+    assert report.artifacts == {"w/1/data.csv": b"a,b\n1,2\n"}
+    assert any("garbled" in e for e in report.errors)
+
+
+def test_cut_off_artifact_is_an_error():
+    report = parse_console("@@schedlab n artifact-begin f\nAAAA\n", "n")
+    assert report.errors == ["artifact f was cut off"] and not report.artifacts
+
+
+def test_cpu_list():
+    assert cpu_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]

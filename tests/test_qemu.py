@@ -1,0 +1,97 @@
+"""The QEMU backend end to end: topology mapping, a real boot, results, and failure modes."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from schedlab import qemu
+from schedlab.errors import UserError
+from schedlab.machine import load_machine
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+
+# Clovertown with one memory node per chip: 4 vCPUs in 2 NUMA nodes, an L2 per chip.
+TWO_NODES = ("nodes=2", "memory.latency.remote=150ns")
+
+
+def test_topology_maps_llc_groups_to_sockets_and_nodes_to_numa():
+    cmd = qemu.command(load_machine("clovertown-e5320", TWO_NODES), "k", "i", "", "c")
+    assert cmd[cmd.index("-smp") + 1] == "4,sockets=2,cores=2,threads=1"
+    numa = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-numa"]
+    assert numa[:2] == ["node,nodeid=0,cpus=0-1,memdev=mem0", "node,nodeid=1,cpus=2-3,memdev=mem1"]
+    assert numa[2].startswith("dist,src=0,dst=1,val=")
+    westmere = qemu.command(load_machine("westmere-x5660"), "k", "i", "", "c")
+    assert westmere[westmere.index("-smp") + 1] == "12,sockets=2,cores=6,threads=1"
+    hector = qemu.layout(load_machine("hector"))
+    assert (hector.sockets, len(hector.node_cpus)) == (16, 4)
+
+
+def test_sharing_qemu_cannot_express_is_refused():
+    with pytest.raises(UserError, match="use the gem5 backend"):
+        qemu.layout(_interleaved())
+
+
+def _interleaved():
+    """A hypothetical machine whose L2 pairs cores 0+2 and 1+3 (not expressible as sockets)."""
+    import dataclasses
+    m = load_machine("clovertown-e5320")
+    l2 = dataclasses.replace(m.cache("l2"), groups=((0, 2), (1, 3)))
+    return dataclasses.replace(m, caches=tuple(l2 if c.name == "l2" else c for c in m.caches))
+
+
+def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
+    request = RunRequest(machine="clovertown-e5320", overrides=TWO_NODES,
+                         jobs=(WorkloadRequest("memlat", reps=2, cpus="3"),), timeout=600)
+    run_dir = execute(prepare(request, progress=print), progress=print)
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    facts = res["facts"]
+    assert facts["cpus.online"] == "0-3"
+    assert (facts["node0.cpus"], facts["node1.cpus"]) == ("0-1", "2-3")
+    assert "node2.cpus" not in facts
+    # The scheduler's LLC domain spans the modelled L2 groups: {0,1} = 0x3, {2,3} = 0xc.
+    assert facts["cpu0.domain0.span"].lstrip("0") == "3"
+    assert facts["cpu2.domain0.span"].lstrip("0") == "c"
+    assert [j["rep"] for j in res["jobs"]] == [1, 2]
+    memlat = res["jobs"][0]["metrics"]
+    assert memlat["accesses"] == 1_000_000 and memlat["accesses_per_sec"] > 0
+    for name in ("spec.json", "machine.json", "console.log", "command.txt", "guest-spec.sh"):
+        assert (run_dir / name).is_file()
+    spec = json.loads((run_dir / "spec.json").read_text())
+    assert spec["kernel"] == res["hashes"]["kernel"] and spec["machine"]["cores"] == 4
+    # The same spec is the same run: executing it again reuses the results.
+    again = prepare(request, progress=print)
+    assert again.run_id == run_dir.name
+    assert execute(again, progress=print) == run_dir
+
+
+def test_guest_without_ready_marker_times_out_cleanly(results_dir):
+    # The initramfs's sleep stands in for an init that hangs before the runner starts.
+    request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
+                         boot_args=("rdinit=/bin/sleep", "--", "600"), ready_timeout=20)
+    started = time.monotonic()
+    with pytest.raises(UserError, match="no ready marker within 20 s"):
+        execute(prepare(request, progress=print), progress=print)
+    assert time.monotonic() - started < 120
+    assert not any(results_dir.glob("*/results.json"))  # nothing half-written is published
+    assert not results_dir.exists() or not [p for p in results_dir.iterdir()
+                                            if not p.name.startswith(".")]
+
+
+def test_guest_that_dies_before_ready_is_reported(results_dir):
+    request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
+                         boot_args=("rdinit=/nonexistent",), ready_timeout=120)
+    with pytest.raises(UserError, match="stopped before its ready marker"):
+        execute(prepare(request, progress=print), progress=print)
+
+
+def test_user_program_runs_like_a_workload(results_dir, tmp_path):
+    source = tmp_path / "hello.c"
+    source.write_text('#include <stdio.h>\nint main(void) { printf("answer=42\\n"); return 0; }\n')
+    request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest(str(source)),))
+    res = json.loads((execute(prepare(request, progress=print), progress=print)
+                      / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    assert res["jobs"][0]["metrics"] == {"answer": 42}

@@ -1,0 +1,94 @@
+/*
+ * memlat - the two-region memory-latency micro-benchmark of region scheduling (study 3,
+ * Lee & Schwan).
+ *
+ * Two regions of --region-size bytes each are traversed randomly: every cache line of a region
+ * is a node of one random cycle (a seeded shuffle), and each access loads the next node's
+ * address from the current one, so accesses are dependent, defeat prefetchers and cost a full
+ * memory latency when the region is not cached.  After --access-time accesses the traversal
+ * switches to the other region (where it left off).  With both regions in one cache the run is
+ * as fast as that cache allows; the region scheduler can instead map each region to its own
+ * cache ("unification").  Runs for --accesses N (0 = until SIGTERM/SIGINT) and reports accesses
+ * per second and region switches.
+ */
+#include "wl.h"
+
+#define LINE 64
+
+struct node {
+	struct node *next;
+	uint64_t pad[LINE / 8 - 1];
+};
+
+/* One random cycle through all lines, so a traversal visits each line once per lap. */
+static struct node *make_region(size_t lines, wl_rng *rng)
+{
+	struct node *r = wl_alloc(lines * sizeof *r);
+	size_t *perm = malloc(lines * sizeof *perm);
+	if (!perm)
+		wl_die("out of memory");
+	for (size_t i = 0; i < lines; i++)
+		perm[i] = i;
+	for (size_t i = lines - 1; i > 0; i--) {
+		size_t j = wl_below(rng, i + 1), t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < lines; i++)
+		r[perm[i]].next = &r[perm[(i + 1) % lines]];
+	free(perm);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	wl_prog = "memlat";
+	uint64_t size = 0;
+	long long access_time = -1, accesses = 1 << 24, seed = 1;
+	WL_OPTS(argc, argv) {
+		if (WL_IS("--region-size")) size = wl_size("--region-size", WL_VAL);
+		else if (WL_IS("--access-time")) access_time = wl_int("--access-time", WL_VAL, 1, 1LL << 40);
+		else if (WL_IS("--accesses")) accesses = wl_int("--accesses", WL_VAL, 0, 1LL << 50);
+		else if (WL_IS("--seed")) seed = wl_int("--seed", WL_VAL, 0, 1LL << 62);
+		else WL_BAD();
+	}
+	if (size == 0 || access_time < 0)
+		wl_die("--region-size and --access-time are required, e.g. --region-size 2MiB --access-time 4096");
+	if (size % LINE || size < 2 * LINE)
+		wl_die("--region-size must be a multiple of %d B and at least %d B", LINE, 2 * LINE);
+	wl_rng rng = wl_seed((uint64_t)seed);
+	size_t lines = size / LINE;
+	struct node *region[2] = { make_region(lines, &rng), make_region(lines, &rng) };
+	struct node *cur[2] = { region[0], region[1] };
+	wl_catch_stop();
+	long long done = 0, switches = 0;
+	int which = 0;
+	double t0 = wl_now();
+	while (!wl_stop && (accesses == 0 || done < accesses)) {
+		long long burst = access_time;
+		if (accesses && burst > accesses - done)
+			burst = accesses - done;
+		struct node *p = cur[which];
+		for (long long i = 0; i < burst; i++)
+			p = p->next;
+		cur[which] = p;
+		done += burst;
+		if (burst == access_time) {
+			which ^= 1;
+			switches++;
+		}
+	}
+	double dt = wl_now() - t0;
+	/* Where each traversal stopped is a function of the seed and the counts only. */
+	uint64_t h = WL_FNV_INIT;
+	for (int r = 0; r < 2; r++) {
+		uint64_t pos = (uint64_t)(cur[r] - region[r]);
+		h = wl_fnv(h, &pos, sizeof pos);
+	}
+	printf("accesses=%lld\nregion_switches=%lld\n", done, switches);
+	printf("region_bytes=%" PRIu64 "\nworking_set_bytes=%" PRIu64 "\n", size, 2 * size);
+	wl_hex("checksum", h);
+	printf("seconds=%.6f\naccesses_per_sec=%.4e\nns_per_access=%.3f\n", dt,
+	       dt > 0 ? done / dt : 0.0, done ? dt * 1e9 / done : 0.0);
+	return 0;
+}

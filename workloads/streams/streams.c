@@ -1,0 +1,145 @@
+/*
+ * streams - the job-stream driver of study 4 (Brecht): N streams start together, each runs
+ * the parallel kernels one after another in its own order, and the response time of every job
+ * (spawn to exit) is recorded.
+ *
+ * Stream s runs --repeat rounds of the --apps list rotated by s places (so streams do not run
+ * the same kernel in lock-step), each job as `<bindir>/<app> --threads P`.  Kernels print
+ * their own results (discarded here: their exit status is their check).  Output: one line
+ * job.<stream>.<index>.<app>=<seconds> per job, then per-application and overall means.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "wl.h"
+#include <pthread.h>
+
+extern char **environ;
+
+#define MAX_APPS 16
+#define MAX_STREAMS 64
+
+static char *apps[MAX_APPS];
+static int napps, repeat = 1, threads = 2, nstreams = 1;
+static char bindir[PATH_MAX];
+static double t_start;
+
+struct stream {
+	int id;
+	double *resp, *start;
+	int failed;
+};
+
+static void *run_stream(void *v)
+{
+	struct stream *s = v;
+	char path[PATH_MAX + 64], targ[16];
+	snprintf(targ, sizeof targ, "%d", threads);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	for (int k = 0; k < repeat * napps; k++) {
+		const char *app = apps[(k + s->id) % napps];
+		snprintf(path, sizeof path, "%s/%s", bindir, app);
+		char *args[] = { (char *)app, "--threads", targ, NULL };
+		pid_t pid;
+		double t0 = wl_now();
+		if (posix_spawn(&pid, path, &fa, NULL, args, environ) != 0) {
+			s->failed = k + 1;
+			break;
+		}
+		int st;
+		while (waitpid(pid, &st, 0) < 0)
+			;
+		s->start[k] = t0 - t_start;
+		s->resp[k] = wl_now() - t0;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			s->failed = k + 1;
+			break;
+		}
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	wl_prog = "streams";
+	char applist[1024] = "fft,hough,mm,neural,pde,simplex";
+	bindir[0] = 0;
+	WL_OPTS(argc, argv) {
+		if (WL_IS("--streams")) nstreams = (int)wl_int("--streams", WL_VAL, 1, MAX_STREAMS);
+		else if (WL_IS("--threads")) threads = (int)wl_int("--threads", WL_VAL, 1, 64);
+		else if (WL_IS("--repeat")) repeat = (int)wl_int("--repeat", WL_VAL, 1, 10000);
+		else if (WL_IS("--apps")) snprintf(applist, sizeof applist, "%s", WL_VAL);
+		else if (WL_IS("--bindir")) snprintf(bindir, sizeof bindir, "%s", WL_VAL);
+		else WL_BAD();
+	}
+	for (char *tok = strtok(applist, ","); tok; tok = strtok(NULL, ",")) {
+		if (napps == MAX_APPS)
+			wl_die("--apps lists more than %d applications", MAX_APPS);
+		if (!*tok || strchr(tok, '/') || strchr(tok, '.'))
+			wl_die("--apps wants kernel names such as fft,mm, not '%s'", tok);
+		apps[napps++] = tok;
+	}
+	if (napps == 0)
+		wl_die("--apps is empty; give kernel names such as fft,hough,mm");
+	if (!bindir[0]) { /* beside this program: /opt/schedlab/bin in the guest */
+		ssize_t len = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
+		if (len <= 0)
+			wl_die("cannot find my own directory; pass --bindir");
+		bindir[len] = 0;
+		*strrchr(bindir, '/') = 0;
+	}
+	char path[PATH_MAX + 64];
+	for (int a = 0; a < napps; a++) {
+		snprintf(path, sizeof path, "%s/%s", bindir, apps[a]);
+		if (access(path, X_OK))
+			wl_die("no kernel '%s' in %s (known: fft, hough, mm, neural, pde, simplex)", apps[a], bindir);
+	}
+	int njobs = repeat * napps;
+	struct stream st[MAX_STREAMS];
+	pthread_t tid[MAX_STREAMS];
+	t_start = wl_now();
+	for (int s = 0; s < nstreams; s++) {
+		st[s].id = s;
+		st[s].failed = 0;
+		st[s].resp = calloc(njobs, sizeof(double));
+		st[s].start = calloc(njobs, sizeof(double));
+		if (!st[s].resp || !st[s].start)
+			wl_die("out of memory");
+		if (pthread_create(&tid[s], NULL, run_stream, &st[s]))
+			wl_die("cannot start stream %d", s);
+	}
+	for (int s = 0; s < nstreams; s++)
+		pthread_join(tid[s], NULL);
+	double total = wl_now() - t_start;
+	for (int s = 0; s < nstreams; s++)
+		if (st[s].failed) {
+			int k = st[s].failed - 1;
+			wl_fail("stream %d job %d (%s) failed or could not start", s, k,
+				apps[(k + s) % napps]);
+		}
+	double sum_all = 0;
+	printf("streams=%d\nthreads=%d\njobs=%d\n", nstreams, threads, nstreams * njobs);
+	for (int s = 0; s < nstreams; s++)
+		for (int k = 0; k < njobs; k++) {
+			printf("job.%d.%d.%s=%.6f\n", s, k, apps[(k + s) % napps], st[s].resp[k]);
+			sum_all += st[s].resp[k];
+		}
+	for (int a = 0; a < napps; a++) {
+		double sum = 0;
+		int cnt = 0;
+		for (int s = 0; s < nstreams; s++)
+			for (int k = 0; k < njobs; k++)
+				if ((k + s) % napps == a) {
+					sum += st[s].resp[k];
+					cnt++;
+				}
+		printf("mean.%s=%.6f\n", apps[a], sum / cnt);
+	}
+	printf("mean_all=%.6f\nseconds=%.6f\n", sum_all / (nstreams * njobs), total);
+	return 0;
+}
