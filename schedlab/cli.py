@@ -196,9 +196,17 @@ def demo() -> None:
     _say(f"demo: memlat next to an L2 base vector on clovertown-e5320, backend {backend}")
     dirs = experiments.run_all(experiments.demo(backend), progress=_say)
     frame = experiments.table(dirs)
-    shown = [c for c in ("machine", "policy", "placement", "job", "rep", "seconds",
+    shown = [c for c in ("machine", "policy", "placement", "job", "rep", "wall_s",
                          "accesses_per_sec", "migrations", "ipc", "ok") if c in frame]
     click.echo(frame[shown].to_string(index=False))
+    from .plots import bars_by_condition
+    metric = "ipc" if "ipc" in frame else "accesses_per_sec"
+    memlat = frame[frame["job"] == "memlat"]
+    figure = bars_by_condition(memlat, metric, ["policy", "placement"],
+                               f"memlat {metric} next to an LLC-sized base vector "
+                               f"({experiments.DEMO_MACHINE}, {backend})",
+                               paths.results_dir() / "demo.png")
+    click.echo(f"figure: {figure}")
     if backend == "qemu":
         click.echo("\nnote: no GEM5 set, so this ran on QEMU (functional: placement, "
                    "migrations, timing on the host). Cache metrics (IPC, misses per "

@@ -65,6 +65,6 @@ def table(run_dirs: list[Path]) -> pd.DataFrame:
             rows.append({"run": res["run_id"][-12:], "machine": res["machine"],
                          "policy": res["policy"], **res.get("label", {}),
                          "job": job["job"], "rep": job["rep"], "exit": job["exit"],
-                         "seconds": job["elapsed_ns"] / 1e9, "migrations": job["migrations"],
+                         "wall_s": job["elapsed_ns"] / 1e9, "migrations": job["migrations"],
                          **metrics, "ok": res["ok"]})
     return pd.DataFrame(rows)

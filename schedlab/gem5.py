@@ -384,8 +384,9 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     ``timeout`` (host seconds), ``hierarchy`` ("plan", or "stock" for the overhead
     benchmark), ``workitem_stats`` (default True: gem5 resets the statistics at ``m5
     workbegin`` and dumps them at ``m5 workend``; False if the guest does it itself).
-    Writes gem5.stdout/.stderr, console.log, stats.json, gem5.json into run_dir; gem5's own
-    output directory is run_dir/gem5.
+    Writes console.log, stats.json, gem5.json (and attribution.json) into run_dir; gem5's
+    output directory run_dir/gem5 holds gem5.stdout/.stderr, stats.txt, the console, and the
+    machine.json / readfile.txt it was given.
     """
     machine = spec["machine"]
     plan = plan_from_dict(machine)
@@ -397,12 +398,13 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     kernel_args = run_kernel_args(machine, plan, spec.get("boot_args") or ())
     cpt, meta = ensure_checkpoint(machine, kernel, image, kernel_args, progress,
                                   cpu=spec.get("boot_cpu", "atomic"), binary=binary)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    machine_json = run_dir / "machine.json"
-    machine_json.write_text(json.dumps(machine, indent=1, sort_keys=True))
-    readfile = run_dir / "guest-spec.txt"
-    readfile.write_text(spec["guest_spec_text"])
+    # Our inputs live in gem5's output directory, so nothing of the caller's is overwritten.
     outdir = run_dir / "gem5"
+    outdir.mkdir(parents=True, exist_ok=True)
+    machine_json = outdir / "machine.json"
+    machine_json.write_text(json.dumps(machine, indent=1, sort_keys=True))
+    readfile = outdir / "readfile.txt"
+    readfile.write_text(spec["guest_spec_text"])
     cmd = command(binary.path, outdir, mode="run", machine_json=machine_json,
                   kernel=Path(_attr(kernel, "vmlinux")), kernel_args=kernel_args,
                   cpu=cpu, checkpoint_dir=cpt, readfile=readfile,

@@ -23,7 +23,7 @@ import click
 
 from .errors import UserError
 from .paths import WORKLOADS, cache_dir
-from .store import hash_bytes, hash_files, hash_json, publish_dir, write_atomic
+from .store import hash_bytes, hash_file, hash_files, hash_json, publish_dir, write_atomic
 
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-static"]
 COMMON = WORKLOADS / "common"
@@ -229,12 +229,24 @@ def _compile(sources: list[Path], out: Path, ldflags: list[str], what: str) -> N
         raise UserError(f"building {what} failed: {first}")
 
 
+def _static_libs_identity() -> str:
+    """The C library linked into every binary: a libc upgrade must rebuild them."""
+    parts = []
+    for lib in ("libc.a", "libm.a"):
+        r = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True)
+        path = Path(r.stdout.strip())
+        if not path.is_absolute() or not path.is_file():
+            raise UserError(f"static {lib} not found; install libc6-dev (needed for -static)")
+        parts.append(hash_file(path))
+    return hash_bytes(*parts)
+
+
 def _inputs_hash(registry: dict[str, Workload]) -> str:
     files = [p for p in WORKLOADS.rglob("*")
              if p.is_file() and p.suffix in (".c", ".h", ".toml", ".S", ".inc")
              and "__pycache__" not in p.parts]
     return hash_bytes(hash_files(files, WORKLOADS), hash_json(CFLAGS), _gcc_identity(),
-                      hash_json(sorted(registry)))
+                      _static_libs_identity(), hash_json(sorted(registry)))
 
 
 def build_all(progress: Callable[[str], None] = print) -> Path:
@@ -248,6 +260,7 @@ def build_all(progress: Callable[[str], None] = print) -> Path:
         progress(f"workloads: {len(registry)} programs, cached in {final}")
         return final
     with publish_dir(final) as tmp:
+        tmp.chmod(0o755)  # copied as the guest's root: not mkdtemp's private 0700
         bindir = tmp / GUEST_BIN
         bindir.mkdir(parents=True)
         for i, (name, w) in enumerate(registry.items(), 1):
@@ -300,6 +313,7 @@ def build_user_program(path: Path) -> Path:
     if out.is_file():
         return out
     with publish_dir(final) as tmp:
+        tmp.chmod(0o755)
         src = tmp / path.name
         src.write_bytes(data)
         _compile([src], tmp / path.stem, ["-pthread", "-lm"], str(path))
@@ -478,12 +492,12 @@ def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
     stale = {n for n, w in registry.items() if n in chars and made_from.get(n) != w.content_hash()}
     machines = sorted({m for c in chars.values() for m in c})
     if name is None:
-        header = f"{'name':<15} {'studies':<8} {'kind':<10}"
+        header = f"{'name':<15} {'studies':<8} {'kind':<12}"
         for m in machines:
             header += f" {m[:18] + ' I1/D1/LL':<34}"
         click.echo(header + " summary")
         for n, w in registry.items():
-            row = f"{n:<15} {','.join(map(str, w.studies)):<8} {w.kind:<10}"
+            row = f"{n:<15} {','.join(map(str, w.studies)):<8} {w.kind:<12}"
             for m in machines:
                 c = chars.get(n, {}).get(m)
                 cell = ("/".join(_pct(c[k]) for k in ("i1_miss_rate", "d1_miss_rate",

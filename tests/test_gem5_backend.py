@@ -5,6 +5,7 @@ our gem5 script prints and then fails) -- only to test our process handling; no 
 result here comes from it.
 """
 
+import json
 import stat
 import sys
 from pathlib import Path
@@ -157,3 +158,60 @@ def test_builds_use_given_kernel_object():
     assert kernel.vmlinux == Path("/k/vmlinux") and image == {"hash": "i"}
     with pytest.raises(gem5.UserError, match="no image build"):
         gem5._builds({"kernel": "hash-only"}, None)
+
+
+# A stand-in for the gem5 binary that speaks our script's protocol (probe line, events,
+# a console file, a checkpoint marker file) so the host-side flow -- probe, checkpoint cache,
+# run directory layout -- can be tested without gem5. It simulates nothing and writes no
+# statistics.
+STAND_IN = r'''
+import sys, json, os
+from pathlib import Path
+argv = sys.argv[1:]
+if argv[:2] == ["--quiet", "-c"]:
+    print("SCHEDLAB-GEM5 24.0.0.1 1")
+    sys.exit(0)
+out = Path(argv[argv.index("--outdir") + 1]); out.mkdir(parents=True, exist_ok=True)
+mode = argv[argv.index("--mode") + 1]
+cpt = Path(argv[argv.index("--checkpoint-dir") + 1])
+log = Path(os.environ["STAND_IN_LOG"])
+log.write_text(log.read_text() + mode + "\n" if log.exists() else mode + "\n")
+(out / "board.pc.com_1.device").write_text("stand-in console\n")
+def ev(**d): print("schedlab-event " + json.dumps(d), flush=True)
+if mode == "boot":
+    cpt.mkdir(parents=True, exist_ok=True); (cpt / "m5.cpt").write_text("")
+    ev(event="checkpoint", tick=10, insts=5)
+else:
+    assert (cpt / "m5.cpt").exists()
+    spec = Path(argv[argv.index("--readfile") + 1]).read_text()
+    (out / "board.pc.com_1.device").write_text("readfile said: " + spec)
+    ev(event="instantiated", tick=10, host_s=0.1)
+    ev(event="workbegin", tick=20, insts=7, host_s=0.2)
+    ev(event="workend", tick=30, insts=9, host_s=0.3)
+    ev(event="exit", tick=40, insts=9, host_s=0.4, code=0)
+'''
+
+
+def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
+    exe = _stand_in(tmp_path, STAND_IN)
+    monkeypatch.setenv("GEM5", str(exe))
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
+
+    class Build:
+        vmlinux = tmp_path / "vmlinux"
+        hash = "kernel-hash"
+    m = load_machine("clovertown-e5320-mup").to_dict()
+    spec = {"machine": m, "cpu": "timing", "guest_spec_text": "run this\n",
+            "kernel": Build(), "image": {"hash": "image-hash"}, "boot_args": ["extra=1"]}
+    result = gem5.run(spec, tmp_path / "run1", progress=None)
+    assert result["console"] == "readfile said: run this\n"
+    assert result["stats"] == []          # the stand-in writes no statistics
+    info = json.loads((tmp_path / "run1" / "gem5.json").read_text())
+    assert info["gem5_version"] == "24.0.0.1" and info["cpu"] == "timing"
+    assert "extra=1" in info["checkpoint"]["kernel_args"]
+    assert info["command"][info["command"].index("--cpu") + 1] == "timing"
+    assert [e["event"] for e in info["events"]][-1] == "exit"
+    # the second run reuses the checkpoint: one boot in all
+    gem5.run({**spec, "cpu": "o3"}, tmp_path / "run2", progress=None)
+    assert (tmp_path / "calls.log").read_text().split() == ["boot", "run", "run"]

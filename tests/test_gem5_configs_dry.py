@@ -183,6 +183,56 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
             "membus": type(h.membus).__name__}
 
 
+class _Instantiate(Exception):
+    pass
+
+
+def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
+                hierarchy: str = "plan") -> dict:
+    """Run configs/schedlab_gem5.py itself up to m5.instantiate (argument handling, plan,
+    board, guest settings, connections, Root), then stop."""
+    objects, _ = _harness(src)
+    import m5
+    import m5.options
+
+    from schedlab.machine import load_machine
+
+    m5.options.outdir = str(work)
+    captured = {}
+
+    def instantiate(ckpt=None):
+        captured["checkpoint"] = ckpt
+        captured["root"] = objects.Root.getInstance()
+        raise _Instantiate()
+
+    m5.instantiate = instantiate
+    machine_json = work / "machine.json"
+    machine_json.write_text(json.dumps(load_machine(machine).to_dict()))
+    (work / "cpt").mkdir(exist_ok=True)
+    (work / "cpt" / "m5.cpt").write_text("")  # only its existence is checked before restore
+    # The command line exactly as the host backend builds it (binary and --outdir dropped).
+    from schedlab.gem5 import command
+    cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
+                  kernel=Path("/vmlinux"), kernel_args=["console=ttyS0", "pci=off"], cpu=cpu,
+                  checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
+                  hierarchy=hierarchy, attribute_tasks=True, workitem_stats=False)
+    script = Path(cmd[3])
+    assert script == REPO / "configs" / "schedlab_gem5.py"
+    sys.argv = cmd[3:]
+    try:
+        exec(compile(script.read_text(), str(script), "exec"),
+             {"__file__": str(script), "__name__": "__m5_main__"})
+    except _Instantiate:
+        pass
+    board = captured["root"].board
+    return {"checkpoint": captured["checkpoint"], "readfile": str(board.readfile),
+            "command_line": str(board.workload.command_line),
+            "exit_on_work_items": bool(board.exit_on_work_items),
+            "cpu": type(board.processor.cores[0].core).__name__,
+            "plan_json": (work / "plan.json").exists(),
+            "hierarchy": type(board.cache_hierarchy).__name__}
+
+
 # ----------------------------------------------------------------------------- pytest side
 if __name__ != "__main__":
     import pytest
@@ -238,6 +288,34 @@ if __name__ != "__main__":
         assert d["caches"]["l1d_5"]["mem_side"].startswith("board.cache_hierarchy.req_l1d_5.")
 
 
+    @pytest.mark.parametrize("mode,cpu", [("boot", "atomic"), ("run", "o3"), ("run", "timing")])
+    def test_run_script_until_instantiate(mode, cpu, tmp_path):
+        out = subprocess.run([sys.executable, __file__, "script", GEM5_SRC, mode,
+                              "clovertown-e5320-ump", cpu, str(tmp_path)],
+                             capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        d = json.loads(out.stdout.strip().splitlines()[-1])
+        assert d["cpu"] == {"atomic": "X86AtomicSimpleCPU", "o3": "X86O3CPU",
+                            "timing": "X86TimingSimpleCPU"}[cpu]
+        assert d["checkpoint"] == (str(tmp_path / "cpt") if mode == "run" else None)
+        assert d["readfile"] == str(tmp_path / "spec.txt")
+        assert d["command_line"] == "console=ttyS0 pci=off"
+        assert d["exit_on_work_items"] and d["plan_json"]
+        assert d["hierarchy"] == "PlanCacheHierarchy"
+
+    def test_stock_hierarchy_for_the_overhead_benchmark(tmp_path):
+        out = subprocess.run([sys.executable, __file__, "script", GEM5_SRC, "run",
+                              "clovertown-e5320-mup", "o3", str(tmp_path), "stock"],
+                             capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        d = json.loads(out.stdout.strip().splitlines()[-1])
+        assert d["hierarchy"] == "PrivateL1SharedL2CacheHierarchy"
+
+
 if __name__ == "__main__":
-    src, machine, cpu, *overrides = sys.argv[1:]
-    print(json.dumps(_dry_check(Path(src) / "src", machine, cpu, overrides)))
+    if sys.argv[1] == "script":
+        src, mode, machine, cpu, work, *rest = sys.argv[2:]
+        print(json.dumps(_dry_script(Path(src) / "src", mode, machine, cpu, Path(work), *rest)))
+    else:
+        src, machine, cpu, *overrides = sys.argv[1:]
+        print(json.dumps(_dry_check(Path(src) / "src", machine, cpu, overrides)))

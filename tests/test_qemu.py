@@ -82,7 +82,8 @@ def test_guest_without_ready_marker_times_out_cleanly(results_dir):
 
 def test_guest_that_dies_before_ready_is_reported(results_dir):
     request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
-                         boot_args=("rdinit=/nonexistent",), ready_timeout=120)
+                         boot_args=("rdinit=/nonexistent", "init=/nonexistent"),
+                         ready_timeout=120)
     with pytest.raises(UserError, match="stopped before its ready marker"):
         execute(prepare(request, progress=print), progress=print)
 

@@ -16,7 +16,8 @@ from schedlab.errors import UserError
 REGISTRY = W.load_registry()
 KERNELS = ["fft", "hough", "mm", "neural", "pde", "simplex"]
 SPEC = ["art", "crafty", "gap", "gcc", "gzip", "mcf", "parser", "twolf"]
-THREADED = KERNELS + ["blackscholes", "streamcluster", "swaptions"]
+THREADED = KERNELS + ["blackscholes", "streamcluster", "swaptions", "raytrace"]
+SPEC2006 = ["libquantum", "omnetpp", "h264ref", "namd", "povray", "sphinx"]
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +46,9 @@ def test_registry_has_every_study_program():
         assert name in REGISTRY, name
     for name in SPEC:
         assert REGISTRY[name].substitutes.startswith("SPEC CPU2000")
+    for name in SPEC2006:
+        assert REGISTRY[name].substitutes.startswith("SPEC CPU2006") and 3 in REGISTRY[name].studies
+    assert "raytrace" in REGISTRY and "mediaserver" in REGISTRY
     kinds = [w.kind for w in REGISTRY.values()]
     assert kinds.count("mibench") + kinds.count("parsec") >= 8
     assert kinds.count("parsec") >= 2
