@@ -166,14 +166,28 @@ def _make_ext4(stage: Path, image: Path) -> None:
                         "install it with 'apt-get install e2fsprogs'")
 
 
-def spec_archive(spec_text: str, dest: Path, progress: Progress = print) -> Path:
-    """A small cpio carrying /schedlab/spec.sh; QEMU loads it after the image's initramfs."""
+def extra_archive(files: dict[str, str | Path], dest: Path, progress: Progress = print) -> Path:
+    """A small cpio to load after the image's initramfs (QEMU): guest path -> text or file.
+
+    Linux unpacks concatenated archives in order, so this adds files for one run (its
+    specification, the user's programs) without rebuilding the image.
+    """
     tool = gen_init_cpio(progress)
     with tempfile.TemporaryDirectory() as tmp:
-        spec = Path(tmp) / "spec.sh"
-        spec.write_text(spec_text)
-        listing = Path(tmp) / "spec.list"
-        listing.write_text(f"dir /schedlab 0755 0 0\nfile /schedlab/spec.sh {spec} 0644 0 0\n")
+        lines, dirs = [], set()
+        for i, (guest_path, content) in enumerate(sorted(files.items())):
+            parent = str(Path(guest_path).parent)
+            if parent not in dirs:
+                dirs.add(parent)
+                lines.append(f"dir {parent} 0755 0 0")
+            if isinstance(content, Path):
+                source, mode = content, "0755"
+            else:
+                source, mode = Path(tmp) / f"file{i}", "0644"
+                source.write_text(content)
+            lines.append(f"file {guest_path} {source} {mode} 0 0")
+        listing = Path(tmp) / "listing"
+        listing.write_text("\n".join(lines) + "\n")
         with open(dest, "wb") as f:
             subprocess.run([str(tool), "-t", str(EPOCH), str(listing)], stdout=f, check=True)
     return dest

@@ -168,10 +168,17 @@ def _prepare_trees(root: Path, tarball: Path, progress: Progress) -> tuple[Path,
 
 
 def _apply_series(pristine: Path, work: Path, progress: Progress) -> None:
-    """Reset the files the last series touched, then apply the current series."""
+    """Reset the files the last series touched, then apply the current series.
+
+    A file whose content comes out as the last build left it gets its old timestamp back, so
+    make recompiles only what the change really altered (a patched header such as
+    include/linux/sched.h would otherwise rebuild nearly the whole kernel).
+    """
     manifest = work / ".schedlab-patched-files"
-    touched = manifest.read_text().split("\n") if manifest.exists() else []
-    for rel in filter(None, touched):
+    touched = [t for t in (manifest.read_text().split("\n") if manifest.exists() else []) if t]
+    before = {rel: ((work / rel).read_bytes(), (work / rel).stat().st_mtime_ns)
+              for rel in touched if (work / rel).is_file()}
+    for rel in touched:
         target, original = work / rel, pristine / rel
         if original.exists():
             shutil.copyfile(original, target)  # a fresh mtime makes make rebuild it
@@ -191,6 +198,10 @@ def _apply_series(pristine: Path, work: Path, progress: Progress) -> None:
     for rel in now_touched:
         for leftover in (work / f"{rel}.orig", work / f"{rel}.rej"):
             leftover.unlink(missing_ok=True)
+    for rel, (content, mtime) in before.items():
+        path = work / rel
+        if path.is_file() and path.read_bytes() == content:
+            os.utime(path, ns=(mtime, mtime))
 
 
 def _requested_options(fragment_files: list[Path]) -> dict[str, str]:

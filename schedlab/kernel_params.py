@@ -202,7 +202,13 @@ def load_policies(path: Path = POLICIES_FILE) -> dict[str, dict]:
         for k in table.get("files", {}):
             if not k.startswith("/"):
                 raise UserError(f"{where}: file {k!r} must be an absolute guest path")
-        for key in ("boot_args", "workload_args", "trace_events"):
+        per_workload = table.get("workload_args", {})
+        if not isinstance(per_workload, dict) or not all(
+                isinstance(v, list) and all(isinstance(a, str) for a in v)
+                for v in per_workload.values()):
+            raise UserError(f"{where}: 'workload_args' must map workload names to lists of "
+                            f"strings, e.g. {{ mixer = [\"--declare-affinity\"] }}")
+        for key in ("boot_args", "trace_events"):
             value = table.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise UserError(f"{where}: '{key}' must be a list of strings")

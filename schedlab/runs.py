@@ -22,7 +22,7 @@ from typing import Callable
 from . import kernel, kernel_params, paths, qemu, workloads
 from .errors import UserError
 from .guest import GUEST_BIN, GuestJob, GuestSpec, parse_console
-from .image import build_image, spec_archive
+from .image import build_image, extra_archive
 from .machine import MachineSpec, load_machine
 from .store import hash_file, hash_json, publish_dir
 
@@ -80,7 +80,7 @@ class PreparedRun:
         return paths.results_dir() / self.run_id
 
 
-def _guest_job(req: WorkloadRequest, policy_args: list[str],
+def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
                user_programs: dict[str, Path], for_background: bool = False) -> GuestJob:
     if req.sched not in SCHED_CLASSES:
         raise UserError(f"unknown scheduling class {req.sched!r}; choose one of "
@@ -97,7 +97,8 @@ def _guest_job(req: WorkloadRequest, policy_args: list[str],
     else:
         wl = workloads.get(req.workload)
         name = wl.name
-        argv = [f"{GUEST_BIN}/{wl.name}", *wl.args(req.size), *policy_args, *req.args]
+        argv = [f"{GUEST_BIN}/{wl.name}", *wl.args(req.size), *policy_args.get(wl.name, []),
+                *req.args]
         if not wl.stops_by_itself(req.size) and not for_background and req.duration is None:
             raise UserError(f"workload {wl.name} at size {req.size} runs until stopped; "
                             f"give it a --duration in seconds")
@@ -135,7 +136,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     for job in request.jobs + request.background:
         _check_cpus(job.cpus, machine)
     user_programs: dict[str, Path] = {}
-    policy_args = list(policy.get("workload_args", []))
+    policy_args = policy.get("workload_args", {})
     jobs: list[GuestJob] = []
     for req in request.jobs:
         job = _guest_job(req, policy_args, user_programs)
@@ -145,7 +146,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         while name in taken:
             name, n = f"{job.name}-{n}", n + 1
         jobs.append(GuestJob(name, job.argv, job.reps, job.cpus, job.sched, job.prio))
-    background = tuple(_guest_job(j, [], user_programs, for_background=True)
+    background = tuple(_guest_job(j, {}, user_programs, for_background=True)
                        for j in request.background)
     if user_programs and request.backend == "gem5":
         raise UserError("user programs run on the QEMU backend; for gem5 add the program as a "
@@ -217,16 +218,14 @@ def _request_data(request: RunRequest) -> dict:
 
 def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
     req = prepared.request
-    spec_cpio = spec_archive(prepared.guest.render(), out / "spec.cpio", progress)
-    extra = out / "user.cpio"
+    extra = {"/schedlab/spec.sh": prepared.guest.render(),
+             **{f"{USER_BIN}/{n}": p for n, p in prepared.user_programs.items()}}
+    run_cpio = extra_archive(extra, out / "run.cpio", progress)
     initrd = out / "initrd.cpio"
     with open(initrd, "wb") as f:
-        for part in (prepared.image.initramfs, spec_cpio):
+        for part in (prepared.image.initramfs, run_cpio):
             with open(part, "rb") as src:
                 shutil.copyfileobj(src, f)
-        if prepared.user_programs:
-            _user_archive(prepared.user_programs, extra, progress)
-            f.write(extra.read_bytes())
     append = " ".join(["console=ttyS0", "panic=-1", "schedlab.backend=qemu",
                        *prepared.spec["boot_args"]])
     console = out / "console.log"
@@ -236,24 +235,14 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
     lay = qemu.layout(prepared.machine)
     progress(f"qemu: booting {prepared.machine.name} ({prepared.machine.cores} vCPUs in "
              f"{lay.sockets} LLC groups, {len(lay.node_cpus)} node(s))")
-    text = qemu.boot(cmd, console, req.ready_timeout, req.timeout, prepared.guest.nonce, progress)
-    for tmp in (initrd, extra, spec_cpio):
-        tmp.unlink(missing_ok=True)
+    try:
+        text = qemu.boot(cmd, console, req.ready_timeout, req.timeout, prepared.guest.nonce,
+                         progress)
+    finally:
+        initrd.unlink(missing_ok=True)
+        run_cpio.unlink(missing_ok=True)
     return text, {"name": "qemu", "command": cmd, "memory_mib_per_node": lay.node_mib,
                   "note": "QEMU TCG: functional only; caches and latencies are not modelled"}
-
-
-def _user_archive(programs: dict[str, Path], dest: Path, progress: Progress) -> None:
-    from .image import gen_init_cpio
-    import subprocess
-    listing = dest.with_suffix(".list")
-    lines = [f"dir {USER_BIN} 0755 0 0"]
-    lines += [f"file {USER_BIN}/{n} {p} 0755 0 0" for n, p in sorted(programs.items())]
-    listing.write_text("\n".join(lines) + "\n")
-    with open(dest, "wb") as f:
-        subprocess.run([str(gen_init_cpio(progress)), "-t", "0", str(listing)], stdout=f,
-                       check=True)
-    listing.unlink()
 
 
 def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:

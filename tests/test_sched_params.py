@@ -73,7 +73,7 @@ def test_policies_file_is_valid_and_covers_the_studies():
     assert {"vanilla", "task-affinity", "task-affinity-off", "no-affinity",
             "quantum-2ms", "quantum-10ms", "quantum-200ms"} <= set(p)
     assert p["task-affinity"]["sysctl"]["kernel.sched_rt_task_affinity"] == 1
-    assert "--declare-affinity" in p["task-affinity"]["workload_args"]
+    assert "--declare-affinity" in p["task-affinity"]["workload_args"]["mixer"]
     assert p["no-affinity"]["sysctl"]["kernel.sched_cache_affinity"] == 0
     for q in (2, 10, 200):
         t = p[f"quantum-{q}ms"]
