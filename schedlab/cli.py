@@ -110,6 +110,9 @@ def build(what: str) -> None:
 
 
 # ----------------------------------------------------------------------------- run
+MAX_METRIC_COLUMNS = 6
+
+
 def _best_backend() -> str:
     return "gem5" if os.environ.get("GEM5") else "qemu"
 
@@ -166,7 +169,13 @@ def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus,
 def _report_run(run_dir: Path, machine) -> None:
     with open(run_dir / "results.json") as f:
         res = json.load(f)
-    click.echo(experiments.table([run_dir]).drop(columns=["run"]).to_string(index=False))
+    frame = experiments.table([run_dir]).drop(columns=["run"])
+    fixed = ["machine", "policy", "job", "rep", "exit", "wall_s", "migrations"]
+    metrics = [c for c in frame.columns if c not in fixed + ["ok"]]
+    if len(metrics) > MAX_METRIC_COLUMNS:
+        click.echo(f"({len(metrics)} metrics per job; the first {MAX_METRIC_COLUMNS} are shown, "
+                   f"all are in results.json)")
+    click.echo(frame[fixed + metrics[:MAX_METRIC_COLUMNS] + ["ok"]].to_string(index=False))
     facts = res["facts"]
     nodes = sorted(k for k in facts if k.startswith("node") and k.endswith(".cpus"))
     click.echo(f"guest saw CPUs {facts.get('cpus.online', '?')}, "
