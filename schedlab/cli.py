@@ -188,7 +188,7 @@ def _report_run(run_dir: Path, machine) -> None:
             click.echo(line)
     if res["backend"]["name"] == "qemu":
         click.echo("note: QEMU runs are functional; IPC and cache misses need the gem5 "
-                   "backend (set GEM5=/path/to/gem5.opt, see README)")
+                   "backend (set GEM5=/path/to/gem5.fast, see README)")
     click.echo(f"results: {run_dir}")
     if not res["ok"]:
         raise UserError("the run finished with problems: " + "; ".join(res["errors"][:3]))
@@ -219,7 +219,7 @@ def demo() -> None:
     if backend == "qemu":
         click.echo("\nnote: no GEM5 set, so this ran on QEMU (functional: placement, "
                    "migrations, timing on the host). Cache metrics (IPC, misses per "
-                   "instruction) need gem5: set GEM5=/path/to/gem5.opt (see README).")
+                   "instruction) need gem5: set GEM5=/path/to/gem5.fast (see README).")
     click.echo(f"results: {paths.results_dir()}")
 
 

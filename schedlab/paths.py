@@ -7,7 +7,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "configs"
-CATALOGUE = CONFIGS / "machines.toml"
 KERNEL_PATCHES = REPO / "kernel-patches"
 DISK_IMAGES = REPO / "disk-images"
 WORKLOADS = REPO / "workloads"

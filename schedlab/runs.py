@@ -247,8 +247,11 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
 
 def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
     from . import gem5
+    # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats itself,
+    # so gem5's script must not add a second dump per work item.
     spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
-            "kernel_build": prepared.kernel, "image_build": prepared.image}
+            "kernel_build": prepared.kernel, "image_build": prepared.image,
+            "workitem_stats": False}
     outcome = gem5.run(spec, out, progress)
     return outcome["console"], {"name": "gem5", "stats_dumps": len(outcome.get("stats", []))}
 
@@ -288,8 +291,3 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         "facts": report.facts,
         "jobs": rows,
     }
-
-
-def load_results(run_dir: Path) -> dict:
-    with open(run_dir / "results.json") as f:
-        return json.load(f)
