@@ -22,6 +22,10 @@ from dataclasses import asdict, dataclass, field
 # The X86Board maps all memory below the 3 GiB I/O hole (gem5 v24 x86_board.py raises
 # an exception for more); machines with more memory are capped and say so.
 X86_BOARD_MAX_MEMORY = 3 << 30
+# Below this a node cannot hold the Linux guest (kernel plus a ~30 MiB initramfs) and Linux
+# emulates no NUMA node smaller than 32 MiB; Hector's 16 MiB stations are raised to it, and
+# only the size changes: sharing and latencies stay as catalogued.
+GUEST_MIN_NODE_MEMORY = 64 << 20
 
 # CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (../shared/design.md):
 # leaf 1 EAX = family/model/stepping, EBX = APIC id << 24 | CLFLUSH line (8 x 8 B) | brand,
@@ -339,6 +343,13 @@ def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]
         note = (f"memory capped at {size >> 20} MiB ({per_node >> 20} MiB per node): gem5's "
                 f"X86Board maps at most 3 GiB below the I/O hole; the catalogue asks for "
                 f"{requested >> 20} MiB")
+        notes.append(note)
+    elif per_node < GUEST_MIN_NODE_MEMORY:
+        per_node = GUEST_MIN_NODE_MEMORY
+        size = per_node * len(nodes)
+        note = (f"memory raised to {size >> 20} MiB ({per_node >> 20} MiB per node): the "
+                f"catalogue's {requested >> 20} MiB cannot hold the Linux guest; sharing and "
+                f"latencies are as catalogued")
         notes.append(note)
     local = int(mem["local_cycles"])
     node_c = mem.get("node_cycles")

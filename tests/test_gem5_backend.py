@@ -81,11 +81,12 @@ def test_guest_boot_args_uniform_and_numa():
     assert "numa_emu_cpus=0-5:6-11" in args
 
 
-def test_hector_nodes_too_small_for_numa_fake_is_a_clear_error():
-    # Hector's 16 MiB stations are below the kernel's 32 MiB fake-node minimum.
+def test_hector_boots_with_its_stations_as_emulated_nodes():
+    # The plan raises Hector's 16 MiB stations to a size Linux can emulate as NUMA nodes.
     h = load_machine("hector").to_dict()
-    with pytest.raises(gem5.UserError, match="minimum"):
-        gem5.guest_boot_args(h, plan_from_dict(h))
+    args = gem5.guest_boot_args(h, plan_from_dict(h))
+    assert "numa_emu_cpus=0-3:4-7:8-11:12-15" in args
+    assert any(a.startswith("numa=fake=4:10,19,19,19,") for a in args)
 
 
 def _stand_in(tmp_path: Path, body: str) -> Path:

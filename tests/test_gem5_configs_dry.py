@@ -284,7 +284,7 @@ if __name__ != "__main__":
         assert d["links"]["req_l1d_5_node"]["to"] == ["bank_bus_4", "bank_bus_6", "bank_bus_7"]
         assert d["links"]["req_l1d_5_remote"]["frontend_latency"] == 85 - 19
         assert len(d["links"]["req_l1d_5_remote"]["to"]) == 12
-        assert d["banks"][5] == [20 << 20, 24 << 20]
+        assert d["banks"][5] == [80 << 20, 96 << 20]   # module 5 of 16 MiB (raised memory)
         assert d["caches"]["l1d_5"]["mem_side"].startswith("board.cache_hierarchy.req_l1d_5.")
 
 
