@@ -48,7 +48,7 @@ def demo(backend: str) -> list[RunRequest]:
 def run_all(requests: list[RunRequest], progress: Progress = print) -> list[Path]:
     dirs = []
     for i, request in enumerate(requests, 1):
-        prepared = prepare(request, progress=lambda s: None if "cached" in s else progress(s))
+        prepared = prepare(request, progress=progress)
         progress(f"[{i}/{len(requests)}] {prepared.run_id}")
         dirs.append(execute(prepared, progress))
     return dirs

@@ -129,12 +129,3 @@ def parse_console(text: str, nonce: str) -> GuestReport:
     if artifact is not None:
         report.errors.append(f"artifact {artifact} was cut off")
     return report
-
-
-def cpu_list(text: str) -> list[int]:
-    """Parse a Linux cpulist ("0-3,8") into CPU numbers."""
-    cpus: list[int] = []
-    for part in filter(None, text.strip().split(",")):
-        lo, _, hi = part.partition("-")
-        cpus += range(int(lo), int(hi or lo) + 1)
-    return cpus

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UserError
+from .machine import format_cpus as format_cpulist
 from .paths import KERNEL_PATCHES
 
 LOCAL_DISTANCE = 10
@@ -42,20 +43,6 @@ class NumaLayout:
 
     nodes: tuple[tuple[int, ...], ...]
     distances: tuple[tuple[int, ...], ...]
-
-
-def format_cpulist(cpus: list[int] | tuple[int, ...]) -> str:
-    """Linux cpulist syntax: [0, 1, 2, 5] -> '0-2,5'."""
-    out: list[str] = []
-    cpus = sorted(cpus)
-    i = 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
-        i = j + 1
-    return ",".join(out)
 
 
 def parse_cpulist(text: str) -> tuple[int, ...]:

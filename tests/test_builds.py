@@ -64,12 +64,14 @@ def _cpio_listing(path) -> list[str]:
                               text=True, check=True).stdout.split()
 
 
-def test_image_contains_runner_tools_and_workloads(guest_image):
+def test_image_contains_runner_tools_and_every_workload(guest_image):
+    from schedlab.workloads import load_registry
     names = set(_cpio_listing(guest_image.initramfs))
     for path in ("init", "bin/busybox", "bin/sh", "dev/console", "opt/schedlab/bin/m5",
-                 "opt/schedlab/bin/launch", "opt/schedlab/bin/memlat",
-                 "opt/schedlab/workloads.json"):
+                 "opt/schedlab/bin/launch", "opt/schedlab/workloads.json"):
         assert path in names, path
+    missing = [w for w in load_registry() if f"opt/schedlab/bin/{w}" not in names]
+    assert not missing, f"workloads missing from the image: {missing}"
     listing = subprocess.run(["debugfs", "-R", "ls -p /opt/schedlab/bin", str(guest_image.ext4)],
                              capture_output=True, text=True, check=True).stdout
     assert "/launch/" in listing and "/memlat/" in listing

@@ -6,7 +6,7 @@ import base64
 import gzip
 import subprocess
 
-from schedlab.guest import GuestJob, GuestSpec, cpu_list, parse_console
+from schedlab.guest import GuestJob, GuestSpec, parse_console
 
 NASTY = "it's a \"test\" $(rm -rf /) `x` ; & |"
 
@@ -52,7 +52,3 @@ def test_console_parsing_keeps_only_this_runs_lines():
 def test_cut_off_artifact_is_an_error():
     report = parse_console("@@schedlab n artifact-begin f\nAAAA\n", "n")
     assert report.errors == ["artifact f was cut off"] and not report.artifacts
-
-
-def test_cpu_list():
-    assert cpu_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]
