@@ -1,23 +1,31 @@
-"""Benchmark the gem5 backend: boot-to-checkpoint, restore, and simulation speed.
+"""Benchmark the gem5 backend on every machine: boot, restore, speed, and the guest's topology.
 
-For each machine: host seconds to boot to the checkpoint (Atomic; measured when the cached
-checkpoint was made, or now if it does not exist), restore time (host seconds from gem5
-start to the restored system being instantiated), and simulated instructions per host
-second in the region of interest of one fixed workload (the self-test guest's loop,
-``schedlab/gem5_guest.py``) for Atomic, Timing and O3 -- with our hierarchy and, where the
-machine has one L2 shared by all cores, with gem5's stock PrivateL1SharedL2CacheHierarchy on
-the same board (restored from the same checkpoint), to measure our hierarchy's overhead.
+For each machine, through the project's own runner (the image ``run.py run`` uses):
 
-    GEM5=/path/gem5.fast python3 bench/bench_gem5.py --machines clovertown-e5320-mup \
-        --loops 2000000 --json bench/gem5-results.json
+- boot to checkpoint: host seconds for the Atomic boot of the runner image up to its ``m5
+  checkpoint`` (taken from the cached checkpoint's metadata, which recorded it when it was
+  made; the boot happens now if there is no checkpoint yet);
+- restore: host seconds from gem5's start to the restored system being instantiated;
+- speed: simulated instructions per host second inside the region of interest (the launcher's
+  ``m5 workbegin`` .. ``m5 workend``) of one fixed workload, ``memlat`` at size smoke pinned
+  to CPU 0, in Atomic, Timing and O3;
+- topology: whether the guest's packages, core siblings, scheduler domains and NUMA nodes
+  (the runner's facts) match the modelled LLC groups and nodes (``schedlab.gem5_check``);
+- overhead: on machines with one L2 shared by all cores, the same runs restored into gem5's
+  stock ``PrivateL1SharedL2CacheHierarchy`` with the same sizes (``--stock``).
 
-Results are written as JSON and printed as a markdown table; bench/gem5.md records runs.
+    GEM5=/path/to/gem5.fast python3 bench/bench_gem5.py --machines clovertown-e5320-mup \\
+        --cpus atomic,timing,o3 --stock --json bench/results/gem5-<host>-<date>.json
+
+Results go to a JSON file (one record per machine and run) and a markdown table on stdout;
+bench/gem5.md records the runs made on the project's hosts.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -25,13 +33,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from schedlab import gem5  # noqa: E402
-from schedlab.gem5_guest import build_guest_and_kernel  # noqa: E402
+from schedlab import gem5, gem5_check  # noqa: E402
+from schedlab.errors import UserError  # noqa: E402
 from schedlab.gem5_plan import plan_from_dict  # noqa: E402
-from schedlab.machine import load_machine  # noqa: E402
+from schedlab.machine import machine_names  # noqa: E402
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
+
+WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
 
 
-def roi_rate(events: list[dict]) -> tuple[int, float]:
+def roi(events: list[dict]) -> tuple[int, float]:
+    """(instructions, host seconds) between the first workbegin and workend."""
     begin = next(e for e in events if e["event"] == "workbegin")
     end = next(e for e in events if e["event"] == "workend")
     return end["insts"] - begin["insts"], end["host_s"] - begin["host_s"]
@@ -44,54 +56,102 @@ def stock_possible(machine: dict) -> bool:
             and len(l2[0].cores) == plan.num_cores)
 
 
+def measure(gem5_json: dict) -> dict:
+    events = gem5_json["events"]
+    inst = next(e for e in events if e["event"] == "instantiated")
+    insts, secs = roi(events)
+    return {"restore_host_s": inst["host_s"], "total_host_s": gem5_json["host_seconds"],
+            "roi_insts": insts, "roi_host_s": round(secs, 2),
+            "ips": round(insts / max(secs, 1e-3))}
+
+
+def run_one(name: str, cpu: str, stock: bool) -> dict:
+    request = RunRequest(machine=name, backend="gem5", cpu=cpu, jobs=(WORKLOAD,),
+                         timeout=6 * 3600, label={"bench": "gem5"})
+    prepared = prepare(request, progress=print)
+    if not stock:
+        run_dir = execute(prepared, progress=print)
+        info = json.loads((run_dir / "gem5.json").read_text())
+        results = json.loads((run_dir / "results.json").read_text())
+        return {"cpu": cpu, "hierarchy": "plan", "run": run_dir.name, **measure(info),
+                "checkpoint": info["checkpoint"], "ok": results["ok"],
+                "facts": results["facts"], "gem5": results["jobs"][0].get("gem5")}
+    # The stock hierarchy is a benchmark-only board: run it outside results/.
+    spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
+            "kernel_build": prepared.kernel, "image_build": prepared.image,
+            "workitem_stats": False, "hierarchy": "stock"}
+    with tempfile.TemporaryDirectory() as tmp:
+        gem5.run(spec, Path(tmp), progress=None)
+        info = json.loads((Path(tmp) / "gem5.json").read_text())
+    return {"cpu": cpu, "hierarchy": "stock", **measure(info)}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--machines", default="clovertown-e5320-mup")
-    p.add_argument("--cpus", default="atomic,timing,o3")
-    p.add_argument("--loops", type=int, default=2_000_000)
-    p.add_argument("--no-stock", action="store_true")
-    p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--machines", default="clovertown-e5320-mup",
+                   help="comma-separated, or 'all' for every catalogue machine and variant")
+    p.add_argument("--cpus", default="atomic,timing,o3",
+                   help="CPU models to restore into; 'default' = each machine's own (o3 for "
+                        "out-of-order machines, timing for in-order ones)")
+    p.add_argument("--stock", action="store_true",
+                   help="also run gem5's stock PrivateL1SharedL2CacheHierarchy where possible")
+    p.add_argument("--json", type=Path, default=None, help="write the records here")
     args = p.parse_args()
 
-    kernel, guest = build_guest_and_kernel()
+    names = machine_names() if args.machines == "all" else args.machines.split(",")
     binary = gem5.probe()
-    rows = []
-    for name in args.machines.split(","):
+    records = []
+    if args.json and args.json.exists():
+        records = json.loads(args.json.read_text())["records"]
+    done = {(r["machine"], r["cpu"], r["hierarchy"]) for r in records}
+    for name in names:
+        from schedlab.machine import load_machine
         machine = load_machine(name).to_dict()
-        t0 = time.monotonic()
-        cpt, meta = gem5.ensure_checkpoint(machine, kernel, guest, progress=print, binary=binary)
-        row = {"machine": name, "cores": machine["cores"],
-               "boot_host_s": meta["host_seconds"],
-               "boot_cached": time.monotonic() - t0 < 60, "runs": []}
-        hierarchies = ["plan"] + ([] if args.no_stock or not stock_possible(machine)
-                                  else ["stock"])
-        for cpu in args.cpus.split(","):
-            for hierarchy in hierarchies:
-                with tempfile.TemporaryDirectory() as tmp:
-                    result = gem5.run({"machine": machine, "cpu": cpu, "kernel": kernel,
-                                       "image": guest, "hierarchy": hierarchy,
-                                       "guest_spec_text": f"loop {args.loops}\n"},
-                                      Path(tmp), progress=None)
-                inst = next(e for e in result["events"] if e["event"] == "instantiated")
-                insts, secs = roi_rate(result["events"])
-                run = {"cpu": cpu, "hierarchy": hierarchy, "restore_host_s": inst["host_s"],
-                       "total_host_s": result["host_seconds"], "roi_insts": insts,
-                       "roi_host_s": round(secs, 2), "ips": round(insts / max(secs, 1e-3))}
-                print(json.dumps({"machine": name, **run}), flush=True)
-                row["runs"].append(run)
-        rows.append(row)
-
-    print("\n| machine | boot s | cpu | hierarchy | restore s | total s | ROI insts | ROI s | insts/host s |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        for r in row["runs"]:
-            print(f"| {row['machine']} | {row['boot_host_s']:.0f} | {r['cpu']} | {r['hierarchy']} "
-                  f"| {r['restore_host_s']:.1f} | {r['total_host_s']:.0f} | {r['roi_insts']} "
-                  f"| {r['roi_host_s']:.1f} | {r['ips']:,} |")
-    if args.json:
-        args.json.write_text(json.dumps({"gem5": binary.version, "loops": args.loops,
-                                         "machines": rows}, indent=1))
+        plan = plan_from_dict(machine)
+        cpus = [plan.default_cpu] if args.cpus == "default" else args.cpus.split(",")
+        for cpu in cpus:
+            for stock in ([False, True] if args.stock and stock_possible(machine) else [False]):
+                key = (name, cpu, "stock" if stock else "plan")
+                if key in done:
+                    continue
+                t0 = time.monotonic()
+                try:
+                    rec = run_one(name, cpu, stock)
+                except UserError as e:
+                    rec = {"cpu": cpu, "hierarchy": key[2], "error": str(e).splitlines()[0]}
+                rec = {"machine": name, "cores": machine["cores"], **rec,
+                       "wall_s": round(time.monotonic() - t0, 1)}
+                if "facts" in rec:
+                    rec["topology_problems"] = gem5_check.topology_problems(machine,
+                                                                           rec.pop("facts"))
+                print(json.dumps({k: v for k, v in rec.items() if k != "checkpoint"}),
+                      flush=True)
+                records.append(rec)
+                if args.json:
+                    tmp = args.json.with_suffix(".tmp")
+                    tmp.write_text(json.dumps({"gem5": binary.version, "host": os.uname().nodename,
+                                               "workload": "memlat smoke, CPU 0",
+                                               "records": records}, indent=1))
+                    tmp.replace(args.json)
+    print(table(records))
     return 0
+
+
+def table(records: list[dict]) -> str:
+    lines = ["| machine | cores | boot s | cpu | hierarchy | restore s | ROI insts | ROI host s "
+             "| insts/host s | topology |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        if "error" in r:
+            lines.append(f"| {r['machine']} | {r['cores']} | | {r['cpu']} | {r['hierarchy']} "
+                         f"| error: {r['error']} | | | | |")
+            continue
+        boot = r.get("checkpoint", {}).get("host_seconds")
+        topo = r.get("topology_problems")
+        lines.append(f"| {r['machine']} | {r['cores']} | {'' if boot is None else f'{boot:.0f}'} "
+                     f"| {r['cpu']} | {r['hierarchy']} | {r['restore_host_s']:.1f} "
+                     f"| {r['roi_insts']:,} | {r['roi_host_s']:.1f} | {r['ips']:,} "
+                     f"| {'' if topo is None else 'ok' if not topo else '; '.join(topo)} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

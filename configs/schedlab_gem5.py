@@ -10,7 +10,8 @@ Run by gem5 (never by the host Python); ``schedlab/gem5.py`` builds the command 
 boot: Atomic cores (or KVM) boot the guest; the in-guest runner issues ``m5 checkpoint`` when
 ready; the checkpoint is written to --checkpoint-dir and gem5 exits 0.
 run:  the checkpoint is restored into cores of --cpu (same core count and memory size: the
-plan is the same); the guest reads the run specification with ``m5 readfile``; ``m5
+plan is the same) or, with --fast-forward, into Atomic cores that hand over to --cpu cores
+at the first ``m5 workbegin``; the guest reads the run specification with ``m5 readfile``; ``m5
 workbegin``/``workend`` reset and dump the statistics around the region of interest; ``m5
 exit`` ends the run with status 0.
 
@@ -62,6 +63,9 @@ def parse_args():
     p.add_argument("--attribute-tasks", action="store_true",
                    help="attribute per-CPU counters to tasks at the guest kernel's "
                         "context-switch m5 op (m5_fail with code prev_pid << 8 | cpu)")
+    p.add_argument("--fast-forward", action="store_true",
+                   help="run: restore into Atomic cores and switch to --cpu cores at the "
+                        "first m5 workbegin (the guest's set-up runs at Atomic speed)")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="host seconds between progress lines")
     p.add_argument("--max-seconds", type=float, default=0.0,
@@ -114,7 +118,8 @@ def core_counters(board, plan, cpu: int) -> dict:
 
 
 def total_insts(board) -> int:
-    return sum(int(core.get_simobject().totalInsts()) for core in board.get_processor().get_cores())
+    """Instructions committed so far by every core, switched in or out (never decreases)."""
+    return sum(int(core.get_simobject().totalInsts()) for core in board.get_processor().all_cores())
 
 
 def main() -> int:
@@ -130,7 +135,8 @@ def main() -> int:
     for note in plan.notes:
         print(f"schedlab: note: {note}", flush=True)
 
-    board = PlanBoard(plan, cpu, args.hierarchy)
+    fast_forward = args.mode == "run" and args.fast_forward and cpu not in ("atomic", "kvm")
+    board = PlanBoard(plan, cpu, args.hierarchy, fast_forward=fast_forward)
     restore = args.checkpoint_dir if args.mode == "run" else None
     if restore is not None and not (restore / "m5.cpt").is_file():
         print(f"schedlab: no checkpoint in {restore}", file=sys.stderr)
@@ -151,9 +157,17 @@ def main() -> int:
     attribution = TaskAttribution() if args.attribute_tasks else None
     cpus = list(range(plan.num_cores))
 
-    def write_attribution():
-        if attribution is not None:
-            (outdir / "attribution.json").write_text(json.dumps(attribution.to_dict(), indent=1))
+    regions = []  # per-task totals of each region of interest, in order
+
+    def write_attribution(closing_region: bool):
+        if attribution is None:
+            return
+        if closing_region:
+            regions.append(attribution.to_dict())
+            attribution.clear()
+        data = {"regions": regions,
+                "since_last_region": None if closing_region else attribution.to_dict()}
+        (outdir / "attribution.json").write_text(json.dumps(data, indent=1))
 
     start_host = time.time()
     start_tick = m5.curTick()
@@ -207,24 +221,31 @@ def main() -> int:
                 attribution.switch(cpu_i, pid, core_counters(board, plan, cpu_i))
             continue
         if cause in ("workbegin", "m5_workbegin instruction encountered"):
+            if fast_forward and board.get_processor().switch_to_detailed():
+                emit("event", event="switched", tick=m5.curTick(), cpu=cpu,
+                     insts=total_insts(board), host_s=round(time.time() - start_host, 3))
+                # The guest reset the statistics on the Atomic cores; the region starts now.
+                m5.stats.reset()
             if args.workitem_stats:
                 m5.stats.reset()
-                if attribution is not None:
-                    attribution.clear()
-                    for c in cpus:
-                        attribution.rebase(c, core_counters(board, plan, c))
+            if attribution is not None:
+                # Whoever reset the statistics (we, or the guest just before), every CPU
+                # starts this region from its current counters.
+                attribution.clear()
+                for c in cpus:
+                    attribution.rebase(c, core_counters(board, plan, c))
             emit("event", event="workbegin", tick=tick, insts=total_insts(board),
                  host_s=round(now - start_host, 3))
             continue
         if cause in ("workend", "m5_workend instruction encountered"):
             if args.workitem_stats:
                 m5.stats.dump()
-            write_attribution()
+            write_attribution(closing_region=True)
             emit("event", event="workend", tick=tick, insts=total_insts(board),
                  host_s=round(now - start_host, 3))
             continue
         if cause == "m5_exit instruction encountered":
-            write_attribution()
+            write_attribution(closing_region=False)
             emit("event", event="exit", tick=tick, insts=total_insts(board),
                  host_s=round(now - start_host, 1), code=ev.getCode())
             return 0 if args.mode == "run" else 2

@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -43,8 +44,9 @@ SCRIPT = paths.CONFIGS / "schedlab_gem5.py"
 COMPONENTS = paths.CONFIGS / "components"
 CONSOLE = "board.pc.com_1.device"
 LOG_TAIL_LINES = 25
-# Bump when the boot flow changes in a way that changes the checkpoint it produces.
-CHECKPOINT_RECIPE = "1"
+# Bump when the boot flow (configs/schedlab_gem5.py's boot mode, the boot board's cores,
+# devices or memory map in configs/components/) changes the checkpoint it produces.
+CHECKPOINT_RECIPE = "2"
 # A boot that has not reached the checkpoint after this long is stuck (the 4-core machines
 # take about 5 minutes; the 12- and 16-core ones longer).
 BOOT_HOST_LIMIT_S = 4 * 3600
@@ -109,11 +111,13 @@ _PROBE = ("import _m5.core as c, m5.objects as o; "
 def probe(path: Path | None = None) -> Gem5Binary:
     """Ask the binary for its version and whether it simulates X86; check the version."""
     path = path or find_gem5()
-    try:
-        out = subprocess.run([str(path), "--quiet", "-c", _PROBE], capture_output=True,
-                             text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise Gem5Error(f"cannot run {path}: {e}") from None
+    # gem5 creates its output directory even for -c; keep it out of the caller's cwd.
+    with tempfile.TemporaryDirectory(prefix="schedlab-gem5-probe-") as outdir:
+        try:
+            out = subprocess.run([str(path), "--quiet", "--outdir", outdir, "-c", _PROBE],
+                                 capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise Gem5Error(f"cannot run {path}: {e}") from None
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("SCHEDLAB-GEM5 ")), None)
     if line is None:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
@@ -163,7 +167,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
             kernel_args: list[str], cpu: str, checkpoint_dir: Path,
             readfile: Path | None = None, progress_seconds: float = 30.0,
             max_host_seconds: float = 0.0, hierarchy: str = "plan",
-            workitem_stats: bool = True, attribute_tasks: bool = False) -> list[str]:
+            workitem_stats: bool = True, attribute_tasks: bool = False,
+            fast_forward: bool = False) -> list[str]:
     """The gem5 command line (stdout/stderr are redirected by the caller)."""
     cmd = [str(binary), "--outdir", str(outdir), str(SCRIPT), "--mode", mode,
            "--machine-json", str(machine_json), "--kernel", str(kernel),
@@ -180,6 +185,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--no-workitem-stats"]
     if attribute_tasks:
         cmd += ["--attribute-tasks"]
+    if fast_forward:
+        cmd += ["--fast-forward"]
     return cmd
 
 
@@ -265,9 +272,17 @@ def guest_boot_args(machine: dict, plan: BoardPlan) -> list[str]:
 
 def checkpoint_key(binary: Gem5Binary, machine: dict, kernel_hash: str, image_hash: str,
                    kernel_args: list[str], cpu: str = "atomic") -> str:
+    """What a boot checkpoint depends on: the gem5 binary, the machine and its board plan,
+    the kernel, the image, the kernel command line and the boot cores.
+
+    A checkpoint holds memory, device and CPU state, not cache contents (classic caches
+    are written back when gem5 drains for the checkpoint), so it depends on the board's
+    cores, devices and memory layout -- all in the plan -- and not on how configs/ builds
+    caches or the cores a run restores into. A change to configs/ that alters the boot
+    board's cores, devices or memory map must bump CHECKPOINT_RECIPE."""
     return hash_json({"recipe": CHECKPOINT_RECIPE, "gem5": binary.hash, "machine": machine,
-                      "kernel": kernel_hash, "image": image_hash, "args": kernel_args,
-                      "boot_cpu": cpu, "configs": config_hash()})[:20]
+                      "plan": plan_from_dict(machine).to_dict(), "kernel": kernel_hash,
+                      "image": image_hash, "args": kernel_args, "boot_cpu": cpu})[:20]
 
 
 def checkpoint_root() -> Path:
@@ -383,7 +398,9 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     ``image_build`` (or ``kernel``/``image`` objects with .vmlinux/.hash and .hash); optional
     ``timeout`` (host seconds), ``hierarchy`` ("plan", or "stock" for the overhead
     benchmark), ``workitem_stats`` (default True: gem5 resets the statistics at ``m5
-    workbegin`` and dumps them at ``m5 workend``; False if the guest does it itself).
+    workbegin`` and dumps them at ``m5 workend``; False if the guest does it itself),
+    ``fast_forward`` (default True: restore into Atomic cores and switch to ``cpu`` cores at
+    the first ``m5 workbegin``; False: restore straight into ``cpu`` cores).
     Writes console.log, stats.json, gem5.json (and attribution.json) into run_dir; gem5's
     output directory run_dir/gem5 holds gem5.stdout/.stderr, stats.txt, the console, and the
     machine.json / readfile.txt it was given.
@@ -410,7 +427,8 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
                   cpu=cpu, checkpoint_dir=cpt, readfile=readfile,
                   hierarchy=spec.get("hierarchy", "plan"),
                   workitem_stats=spec.get("workitem_stats", True),
-                  attribute_tasks=bool(spec.get("attribute_tasks")))
+                  attribute_tasks=bool(spec.get("attribute_tasks")),
+                  fast_forward=spec.get("fast_forward", True))
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
             "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
             "checkpoint": meta, "cpu": cpu, "plan": plan.to_dict()}

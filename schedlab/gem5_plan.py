@@ -94,7 +94,9 @@ class CachePlan:
 
 @dataclass(frozen=True)
 class CorePlan:
-    """One core: its APIC id, the caches it sees and its CPUID values (X86ISA parameters)."""
+    """One core: its CPUID APIC id, the caches it sees and its CPUID values (X86ISA
+    parameters). gem5's local APIC of core i always has id i (its context id); ``apic_id``
+    is the initial APIC id CPUID reports, from which Linux derives package and LLC."""
 
     index: int
     apic_id: int
@@ -199,7 +201,7 @@ class BoardPlan:
     default_cpu: str               # o3 for out-of-order machines, timing for in-order
     llc: str                       # the catalogue name of the last-level cache
     llc_groups: tuple[tuple[int, ...], ...]
-    cpuid_exact: bool              # whether CPUID alone reproduces the LLC groups
+    apic_ids_match_firmware: bool  # CPUID APIC ids = gem5's local APIC ids (= core index)
     notes: tuple[str, ...] = field(default=())
 
     # ---- queries used by configs and tests
@@ -445,29 +447,31 @@ def plan_from_dict(machine: dict) -> BoardPlan:
     llc_groups = tuple(tuple(g) for g in llc["groups"])
     llc_instances = [c for c in caches if c.cache == llc["name"]]
 
-    # CPUID: APIC id = core index (the X86Board's MP table says so); Linux then takes the
-    # LLC group of a core as apic_id >> bits. That reproduces the catalogue's groups exactly
-    # when they are equal, contiguous, aligned and of a power-of-two size.
-    sizes = {len(g) for g in llc_groups}
-    per_llc = max(sizes)
+    # CPUID: Linux takes the LLC group (and package) of a core as initial APIC id >> bits,
+    # bits = the core-id width of 0x80000008 ECX. Real parts leave gaps in the APIC ids
+    # when a group is not a power of two (Westmere's 6 cores use ids 0-5 and 8-13 of each
+    # 8-id block); so do we: APIC id = group << bits | position in the group. gem5's local
+    # APICs keep ids 0..n-1 (their context ids), so where the two differ the guest logs an
+    # "APIC id mismatch" firmware warning per core and is otherwise unaffected: interrupts
+    # are addressed by the firmware's ids, topology by CPUID's.
+    per_llc = max(len(g) for g in llc_groups)
     bits = math.ceil(math.log2(per_llc)) if per_llc > 1 else 0
-    cpuid_exact = (len(sizes) == 1 and (1 << bits) == per_llc and
-                   all(g == tuple(range(i * per_llc, (i + 1) * per_llc))
-                       for i, g in enumerate(llc_groups)))
-    if not cpuid_exact:
-        notes.append(f"CPUID cannot describe LLC groups {[list(g) for g in llc_groups]} "
-                     f"(APIC id >> {bits} gives groups of {1 << bits}); the guest needs the "
-                     f"kernel-side topology parameter to see them")
-
     cores = []
     for i in range(n):
         group = next(gi for gi, g in enumerate(llc_groups) if i in g)
-        fms, lmas = _cpuid_for(i, per_llc)
+        apic_id = group << bits | llc_groups[group].index(i)
+        fms, lmas = _cpuid_for(apic_id, per_llc)
         mine = tuple(c.name for c in caches if i in c.cores)
-        cores.append(CorePlan(index=i, apic_id=i, llc_group=group,
+        cores.append(CorePlan(index=i, apic_id=apic_id, llc_group=group,
                               package=_package_of(machine, i), node=_node_of(machine, i),
                               caches=mine, cpuid_family_model_stepping=fms,
                               cpuid_long_mode_address_size=lmas))
+    apic_ids_match = all(c.apic_id == c.index for c in cores)
+    if not apic_ids_match:
+        notes.append(f"CPUID APIC ids {[c.apic_id for c in cores]} leave gaps so that Linux "
+                     f"sees LLC groups {[list(g) for g in llc_groups]}; gem5's local APICs "
+                     f"are numbered 0..{n - 1}, so the guest logs a harmless 'APIC id "
+                     f"mismatch' warning for the cores where the two differ")
 
     memory = _memory_plan(machine, llc_instances, notes)
     kind = machine["pipeline"]["kind"]
@@ -477,7 +481,8 @@ def plan_from_dict(machine: dict) -> BoardPlan:
     return BoardPlan(machine=name, clock_hz=int(machine["clock_hz"]), cores=tuple(cores),
                      caches=tuple(caches), line=line, memory=memory, o3=_o3_plan(machine),
                      default_cpu="o3" if kind == "out-of-order" else "timing",
-                     llc=llc["name"], llc_groups=llc_groups, cpuid_exact=cpuid_exact,
+                     llc=llc["name"], llc_groups=llc_groups,
+                     apic_ids_match_firmware=apic_ids_match,
                      notes=tuple(notes))
 
 

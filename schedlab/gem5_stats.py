@@ -15,7 +15,9 @@ from pathlib import Path
 
 BEGIN = "---------- Begin Simulation Statistics ----------"
 END = "---------- End Simulation Statistics   ----------"
-_CORE = re.compile(r"^board\.processor\.cores(\d*)\.core\.")
+# Cores a run restored into (cores<i>) and, with fast-forward, the detailed cores switched
+# in at the region of interest (detailed<i>), whose numbers then are the ones that count.
+_CORE = re.compile(r"^board\.processor\.(cores|detailed)(\d*)\.core\.")
 
 
 def _number(text: str):
@@ -62,11 +64,12 @@ def core_summary(dump: dict) -> dict[int, dict]:
     Cache misses are attributed to the cores of each instance from the object names
     (l1d_<i>/l1i_<i> are private; shared instances are reported under ``caches``)."""
     cores: dict[int, dict] = {}
+    detailed = any(name.startswith("board.processor.detailed") for name in dump)
     for name, value in dump.items():
         m = _CORE.match(name)
-        if not m:
+        if not m or (detailed and m.group(1) == "cores"):
             continue
-        i = int(m.group(1) or 0)  # a one-core processor names its core "cores"
+        i = int(m.group(2) or 0)  # a one-core processor names its core "cores"
         rest = name[m.end():]
         c = cores.setdefault(i, {})
         if rest == "numCycles":
@@ -135,3 +138,42 @@ class TaskAttribution:
 
     def to_dict(self) -> dict:
         return {str(pid): t for pid, t in sorted(self.totals.items())}
+
+
+def region_metrics(dump: dict) -> dict[str, float]:
+    """The numbers a results table shows for one region of interest (one dump).
+
+    ``ipc`` and ``cycles`` are the busiest core's (the one that committed most instructions:
+    the workload's, when it is pinned or alone); ``insts`` and the misses count every core,
+    so ``<cache>_mpki`` (misses per 1000 instructions, summed over the instances of a
+    catalogue cache such as l2_0 and l2_1) describes the whole machine. Per-task numbers
+    come from task attribution instead (``run.py run --attribute-tasks``)."""
+    cores = core_summary(dump)
+    out: dict[str, float] = {"sim_seconds": _f(dump.get("simSeconds"))}
+    if cores:
+        busy = max(cores.values(), key=lambda c: _f(c.get("insts", 0)))
+        out["ipc"] = _f(busy.get("ipc"))
+        out["cycles"] = _f(busy.get("cycles"))
+    insts = sum(_f(c.get("insts", 0)) for c in cores.values())
+    out["insts"] = insts
+    misses: dict[str, float] = {}
+    for instance, s in cache_summary(dump).items():
+        cache = instance.rsplit("_", 1)[0]
+        misses[cache] = misses.get(cache, 0.0) + _f(s.get("demandMisses"))
+    for cache, m in sorted(misses.items()):
+        out[f"{cache}_misses"] = m
+        out[f"{cache}_mpki"] = 1000.0 * m / insts if insts else math.nan
+    return out
+
+
+def task_metrics(totals: dict[str, float]) -> dict[str, float]:
+    """IPC and misses per kilo-instruction of one task from its attributed totals
+    (:class:`TaskAttribution`: cycles, insts, l1d_misses, l1i_misses, llc_misses, switches)."""
+    insts, cycles = _f(totals.get("insts", 0)), _f(totals.get("cycles", 0))
+    out = {"insts": insts, "cycles": cycles, "switches": _f(totals.get("switches", 0)),
+           "ipc": insts / cycles if cycles else math.nan}
+    for key, value in sorted(totals.items()):
+        if key.endswith("_misses"):
+            out[key] = _f(value)
+            out[key[:-len("_misses")] + "_mpki"] = 1000.0 * _f(value) / insts if insts else math.nan
+    return out

@@ -21,6 +21,7 @@ from typing import Callable
 
 from . import kernel, kernel_params, paths, qemu, workloads
 from .errors import UserError
+from .gem5_stats import region_metrics, task_metrics
 from .guest import GUEST_BIN, GuestJob, GuestSpec, parse_console
 from .image import build_image, extra_archive
 from .machine import MachineSpec, load_machine
@@ -30,6 +31,8 @@ BACKENDS = ("qemu", "gem5")
 GEM5_CPUS = ("o3", "timing", "atomic")
 SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
 USER_BIN = "/schedlab/user"
+# kernel-patches/0004: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
+M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
 Progress = Callable[[str], None]
 
 
@@ -62,6 +65,12 @@ class RunRequest:
     label: dict = field(default_factory=dict)  # experiment coordinates, kept with the results
     timeout: float = 1800.0
     ready_timeout: float = 180.0
+    # gem5 only: charge each CPU's cycles, instructions and misses to the tasks that ran on
+    # it (kernel.sched_m5_switch of kernel-patches/0004; the results get attribution.json).
+    attribute_tasks: bool = False
+    # gem5 only: run the guest's set-up on Atomic cores and switch to ``cpu`` cores at the
+    # first region of interest (False: everything on ``cpu`` cores).
+    fast_forward: bool = True
 
 
 @dataclass
@@ -148,8 +157,17 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     if user_programs and request.backend == "gem5":
         raise UserError("user programs run on the QEMU backend; for gem5 add the program as a "
                         "workload folder under workloads/ so it is in the checkpointed image")
-    sysctl = tuple(sorted({**{k: str(v) for k, v in policy.get("sysctl", {}).items()},
-                           **dict(request.sysctl)}.items()))
+    sysctl_wanted = {**{k: str(v) for k, v in policy.get("sysctl", {}).items()},
+                     **dict(request.sysctl)}
+    if request.attribute_tasks:
+        if request.backend != "gem5":
+            raise UserError("--attribute-tasks needs the gem5 backend (--backend gem5): it "
+                            "uses a gem5 instruction that other machines do not have")
+        sysctl_wanted[M5_SWITCH_SYSCTL] = "1"
+    elif sysctl_wanted.get(M5_SWITCH_SYSCTL, "0") != "0":
+        raise UserError(f"{M5_SWITCH_SYSCTL} is set by --attribute-tasks (gem5 only); on any "
+                        f"other machine the guest kernel would execute an undefined instruction")
+    sysctl = tuple(sorted(sysctl_wanted.items()))
     boot_args = [*policy.get("boot_args", []), *request.boot_args]
     if request.backend == "qemu" and request.numa_from == "kernel" and len(machine.nodes) > 1:
         boot_args += kernel_params.numa_boot_args(
@@ -172,6 +190,10 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         "user_programs": {n: hash_file(p) for n, p in sorted(user_programs.items())},
         "sizes": sorted({j.size for j in request.jobs}),
     }
+    if request.attribute_tasks:  # only when on, so other runs keep their ids
+        spec["attribute_tasks"] = True
+    if request.backend == "gem5":
+        spec["fast_forward"] = request.fast_forward
     digest = hash_json(spec)
     names = "+".join(dict.fromkeys(j.name for j in jobs))
     jobs = tuple(jobs)
@@ -248,9 +270,14 @@ def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
     # so gem5's script must not add a second dump per work item.
     spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
             "kernel_build": prepared.kernel, "image_build": prepared.image,
-            "workitem_stats": False}
+            "workitem_stats": False, "timeout": prepared.request.timeout}
     outcome = gem5.run(spec, out, progress)
-    return outcome["console"], {"name": "gem5", "stats_dumps": len(outcome.get("stats", []))}
+    # One region of interest per job repetition, in the order the guest ran them.
+    regions = [region_metrics(d) for d in outcome["stats"] if d.get("schedlab.roi")]
+    attribution = (outcome.get("attribution") or {}).get("regions")
+    return outcome["console"], {"name": "gem5", "cpu": spec["cpu"],
+                                "stats_dumps": len(outcome["stats"]),
+                                "regions": regions, "attribution": attribution}
 
 
 def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) -> dict:
@@ -275,6 +302,19 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     expected = sum(j.reps for j in prepared.guest.jobs)
     if len(rows) != expected:
         errors.append(f"expected {expected} job results, the guest reported {len(rows)}")
+    regions = backend_info.pop("regions", None)
+    attribution = backend_info.pop("attribution", None)
+    if regions is not None:
+        if len(regions) != len(rows):
+            errors.append(f"gem5 recorded {len(regions)} regions of interest for "
+                          f"{len(rows)} job results")
+        for i, (row, region) in enumerate(zip(rows, regions)):
+            row["gem5"] = region
+            if attribution is not None and i < len(attribution):
+                row["tasks"] = attribution[i]
+                mine = attribution[i].get(str(row.get("pid")))
+                if mine is not None:  # the job's main thread, charged at its switches
+                    row["gem5_task"] = task_metrics(mine)
     return {
         "run_id": prepared.run_id,
         "ok": not errors,

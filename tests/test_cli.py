@@ -66,3 +66,16 @@ def test_doctor_reports_every_prerequisite():
     assert proc.returncode == 0
     for item in ("kernel source", "qemu", "gcc", "busybox", "gem5"):
         assert item in proc.stdout
+
+
+def test_task_attribution_is_refused_off_gem5():
+    # The context-switch m5 op is an undefined instruction anywhere but gem5: never send it
+    # to QEMU, whether asked for by flag or by sysctl.
+    from schedlab.errors import UserError
+    from schedlab.runs import RunRequest, WorkloadRequest, prepare
+    job = (WorkloadRequest("memlat"),)
+    with pytest.raises(UserError, match="needs the gem5 backend"):
+        prepare(RunRequest(machine="clovertown-e5320-mup", jobs=job, attribute_tasks=True))
+    with pytest.raises(UserError, match="kernel.sched_m5_switch is set by --attribute-tasks"):
+        prepare(RunRequest(machine="clovertown-e5320-mup", jobs=job,
+                           sysctl=(("kernel.sched_m5_switch", "1"),)))

@@ -169,7 +169,8 @@ STAND_IN = r'''
 import sys, json, os
 from pathlib import Path
 argv = sys.argv[1:]
-if argv[:2] == ["--quiet", "-c"]:
+if argv[0] == "--quiet" and "-c" in argv:
+    assert argv[1] == "--outdir"       # the probe must not leave m5out/ in the cwd
     print("SCHEDLAB-GEM5 24.0.0.1 1")
     sys.exit(0)
 out = Path(argv[argv.index("--outdir") + 1]); out.mkdir(parents=True, exist_ok=True)

@@ -188,7 +188,7 @@ class _Instantiate(Exception):
 
 
 def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
-                hierarchy: str = "plan") -> dict:
+                hierarchy: str = "plan", fast_forward: str = "") -> dict:
     """Run configs/schedlab_gem5.py itself up to m5.instantiate (argument handling, plan,
     board, guest settings, connections, Root), then stop."""
     objects, _ = _harness(src)
@@ -215,7 +215,8 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
     cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
                   kernel=Path("/vmlinux"), kernel_args=["console=ttyS0", "pci=off"], cpu=cpu,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
-                  hierarchy=hierarchy, attribute_tasks=True, workitem_stats=False)
+                  hierarchy=hierarchy, attribute_tasks=True, workitem_stats=False,
+                  fast_forward=fast_forward == "ff")
     script = Path(cmd[3])
     assert script == REPO / "configs" / "schedlab_gem5.py"
     sys.argv = cmd[3:]
@@ -230,7 +231,12 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
             "exit_on_work_items": bool(board.exit_on_work_items),
             "cpu": type(board.processor.cores[0].core).__name__,
             "plan_json": (work / "plan.json").exists(),
-            "hierarchy": type(board.cache_hierarchy).__name__}
+            "hierarchy": type(board.cache_hierarchy).__name__,
+            "mem_mode": str(board.mem_mode),
+            "switched_out": [bool(c.core.switched_out) for c in board.processor.cores],
+            "detailed": [[type(c.core).__name__, bool(c.core.switched_out),
+                          [int(x) for x in c.core.isa[0].FamilyModelStepping]]
+                         for c in getattr(board.processor, "detailed", [])]}
 
 
 # ----------------------------------------------------------------------------- pytest side
@@ -302,6 +308,22 @@ if __name__ != "__main__":
         assert d["command_line"] == "console=ttyS0 pci=off"
         assert d["exit_on_work_items"] and d["plan_json"]
         assert d["hierarchy"] == "PlanCacheHierarchy"
+
+    @pytest.mark.parametrize("cpu", ["o3", "timing"])
+    def test_fast_forward_restores_into_atomic_cores_at_the_boot_paths(cpu, tmp_path):
+        # The boot checkpoint's CPU state is at board.processor.cores<i>.core: Atomic cores
+        # must be there, switched in; the detailed ones wait, switched out, with the same
+        # CPUID values.
+        out = subprocess.run([sys.executable, __file__, "script", GEM5_SRC, "run",
+                              "clovertown-e5320", cpu, str(tmp_path), "plan", "ff"],
+                             capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        d = json.loads(out.stdout.strip().splitlines()[-1])
+        assert d["cpu"] == "X86AtomicSimpleCPU" and d["mem_mode"] == "atomic"
+        assert d["switched_out"] == [False] * 4
+        want = {"o3": "X86O3CPU", "timing": "X86TimingSimpleCPU"}[cpu]
+        assert [x[:2] for x in d["detailed"]] == [[want, True]] * 4
+        assert [x[2][1] >> 24 for x in d["detailed"]] == [0, 1, 2, 3]   # APIC ids
 
     def test_stock_hierarchy_for_the_overhead_benchmark(tmp_path):
         out = subprocess.run([sys.executable, __file__, "script", GEM5_SRC, "run",

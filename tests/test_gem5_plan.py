@@ -65,7 +65,7 @@ def test_cpuid_values_reproduce_design_notes():
                                                     0xEFDBFBFF, 0x00000209)
         assert core.cpuid_long_mode_address_size == (0x00003030, 0, 0, (1 << 12) | 1)
     assert p.guest_packages() == [[0, 1], [2, 3]]
-    assert p.cpuid_exact
+    assert p.apic_ids_match_firmware
     assert CPUID1_EBX_LOW == 0x805
 
 
@@ -82,14 +82,36 @@ def test_guest_sees_catalogue_llc_groups(name, groups):
     p = plan(name)
     assert [list(g) for g in p.llc_groups] == groups
     assert p.guest_packages() == groups
-    assert p.cpuid_exact
+    assert p.apic_ids_match_firmware
 
 
-def test_westmere_six_core_groups_flagged_inexact():
+def test_westmere_six_core_groups_use_apic_id_gaps():
+    # As on the real part: each 6-core L3 group owns an 8-id block of APIC ids.
     p = plan("westmere-x5660")
     assert p.sharing()["l3"] == [list(range(6)), list(range(6, 12))]
-    assert not p.cpuid_exact
-    assert any("kernel-side topology" in n for n in p.notes)
+    assert [c.apic_id for c in p.cores] == [0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13]
+    assert {c.cpuid_long_mode_address_size[3] for c in p.cores} == {(3 << 12) | 5}
+    assert p.guest_packages() == [list(range(6)), list(range(6, 12))]
+    assert not p.apic_ids_match_firmware
+    assert any("APIC id mismatch" in n for n in p.notes)
+
+
+@pytest.mark.parametrize("groups", [
+    [[0, 1, 2], [3, 4, 5]],            # odd-sized groups
+    [[0, 2], [1, 3]],                  # interleaved groups
+    [[0], [1, 2, 3]],                  # unequal groups
+])
+def test_any_llc_partition_is_seen_by_the_guest(groups):
+    n = sum(len(g) for g in groups)
+    d = load_machine("clovertown-e5320").to_dict()
+    d["cores"] = n
+    d["packages"] = groups
+    d["nodes"] = [list(range(n))]
+    for c in d["caches"]:
+        c["groups"] = groups if c["name"] == "l2" else [[i] for i in range(n)]
+    p = plan_from_dict(d)
+    assert sorted(p.guest_packages()) == sorted(sorted(g) for g in groups)
+    assert len({c.apic_id for c in p.cores}) == n
 
 
 def test_niagara_one_l2_and_one_line_size():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.gem5_stats import cache_summary, core_summary, parse_stats
+from schedlab.gem5_stats import cache_summary, core_summary, parse_stats, region_metrics
 
 DATA = Path(__file__).parent / "data" / "gem5"
 FIXTURES = sorted(DATA.glob("stats-*.txt.gz"))
@@ -35,6 +35,15 @@ def test_real_stats(path):
     assert {"l1d_0", "l1d_1", "l1i_0", "l1i_1"} <= set(caches)
     for c in caches.values():
         assert c["demandAccesses"] == c["demandHits"] + c["demandMisses"]
+
+    # The results table's numbers for this region: the busy core's IPC, misses of every
+    # instance of a catalogue cache summed and divided by all cores' instructions.
+    m = region_metrics(roi)
+    assert m["ipc"] == busy["ipc"] and m["cycles"] == busy["cycles"]
+    assert m["insts"] == sum(c["insts"] for c in cores.values())
+    assert m["l1d_misses"] == caches["l1d_0"]["demandMisses"] + caches["l1d_1"]["demandMisses"]
+    assert m["l2_mpki"] == pytest.approx(1000 * caches["l2_0"]["demandMisses"] / m["insts"])
+    assert m["sim_seconds"] == roi["simSeconds"] > 0
 
 
 def test_task_attribution_between_switches():

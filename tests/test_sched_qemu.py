@@ -120,6 +120,13 @@ taskaff)
         for f in cpus.csv handover.csv topology.csv; do dump ta${s}/$f /tmp/o$s/$f; done
     done
     ;;
+m5switch)
+    # Only the switch itself: turning it on outside gem5 would execute an undefined opcode.
+    echo "m5_default=$(cat /proc/sys/kernel/sched_m5_switch)"
+    echo 2 > /proc/sys/kernel/sched_m5_switch 2>/dev/null; echo "m5_write2_rc=$?"
+    echo 0 > /proc/sys/kernel/sched_m5_switch; echo "m5_write0_rc=$?"
+    echo "m5_after=$(cat /proc/sys/kernel/sched_m5_switch)"
+    ;;
 esac
 echo "SCHEDTEST-END"
 poweroff -f
@@ -294,6 +301,14 @@ def _mixer_run(values: dict, files: dict, prefix: str, tmp: Path) -> mixer.Mixer
     samples = len(cpu_map["wave0"])
     return mixer.MixerRun([], cpu_map, {}, [], mixer.read_topology(d / "topology.csv"),
                           mixer.read_handover(d / "handover.csv", samples))
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_m5_switch_sysctl_is_off_by_default_and_bounded(kernel, initramfs):
+    v, _, console = boot(kernel, initramfs, "m5switch")
+    assert v["m5_default"] == "0", console[-2000:]
+    assert v["m5_write2_rc"] != "0"
+    assert v["m5_write0_rc"] == "0" and v["m5_after"] == "0"
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)

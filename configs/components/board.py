@@ -14,7 +14,7 @@ from gem5.components.boards.x86_board import X86Board
 
 from .hierarchy import PlanCacheHierarchy
 from .memory import PlanMemory
-from .processor import PlanProcessor
+from .processor import FastForwardProcessor, PlanProcessor
 
 
 def _stock_hierarchy(plan):
@@ -35,12 +35,16 @@ def _stock_hierarchy(plan):
 class PlanBoard(X86Board):
     """An X86Board built entirely from a BoardPlan."""
 
-    def __init__(self, plan, cpu: str, hierarchy: str = "plan"):
-        """``hierarchy="stock"`` swaps in gem5's PrivateL1SharedL2CacheHierarchy with the
+    def __init__(self, plan, cpu: str, hierarchy: str = "plan", fast_forward: bool = False):
+        """``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at the
+        region of interest (FastForwardProcessor); otherwise every core is a ``cpu`` core.
+        ``hierarchy="stock"`` swaps in gem5's PrivateL1SharedL2CacheHierarchy with the
         same sizes (only for machines with private L1s and one L2 shared by all cores); it
         exists to measure our hierarchy's simulation overhead (bench/bench_gem5.py)."""
         self._plan = plan
-        super().__init__(clk_freq=plan.clock, processor=PlanProcessor(plan, cpu),
+        processor = (FastForwardProcessor(plan, cpu) if fast_forward and cpu != "atomic"
+                     else PlanProcessor(plan, cpu))
+        super().__init__(clk_freq=plan.clock, processor=processor,
                          memory=PlanMemory(plan),
                          cache_hierarchy=(PlanCacheHierarchy(plan) if hierarchy == "plan"
                                           else _stock_hierarchy(plan)))

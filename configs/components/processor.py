@@ -14,12 +14,16 @@ only at boot, but a restored core must not disagree with the kernel's view).
 - "kvm":    X86KvmCPU for booting where /dev/kvm works (usePerf off: perf counters are
             not available to guests here). Not usable on this project's hosts.
 
-The processor is always a BaseCPUProcessor whose cores sit at the same object paths
-(board.processor.cores<i>.core), so an Atomic checkpoint restores into any of them.
+Boot and direct restores use a PlanProcessor (one model, cores at board.processor.cores<i>
+.core), so an Atomic checkpoint restores into any model. Runs normally use a
+FastForwardProcessor: restored Atomic cores run the guest up to the region of interest,
+then the detailed cores are switched in.
 """
 
+from gem5.components.boards.mem_mode import MemMode
 from gem5.components.processors.base_cpu_core import BaseCPUCore
 from gem5.components.processors.base_cpu_processor import BaseCPUProcessor
+from gem5.components.processors.switchable_processor import SwitchableProcessor
 from gem5.isas import ISA
 
 
@@ -35,23 +39,63 @@ def _cpu_class(cpu: str):
         raise ValueError(f"this gem5 binary has no {classes[cpu]}") from None
 
 
+def _plan_cores(plan, cpu: str) -> list:
+    """One core of model ``cpu`` per core of the plan, with the plan's CPUID values."""
+    cls = _cpu_class(cpu)
+    cores = []
+    for c in plan.cores:
+        sim = cls(cpu_id=c.index)
+        if cpu == "o3":
+            for key, value in plan.o3.params().items():
+                setattr(sim, key, value)
+        if cpu == "kvm":
+            sim.usePerf = False
+        core = BaseCPUCore(core=sim, isa=ISA.X86)
+        for isa in sim.isa:
+            isa.FamilyModelStepping = list(c.cpuid_family_model_stepping)
+            isa.LongModeAddressSize = list(c.cpuid_long_mode_address_size)
+        cores.append(core)
+    return cores
+
+
 class PlanProcessor(BaseCPUProcessor):
     """All cores of the plan, of one CPU model."""
 
     def __init__(self, plan, cpu: str):
-        cls = _cpu_class(cpu)
-        cores = []
-        for c in plan.cores:
-            sim = cls(cpu_id=c.index)
-            if cpu == "o3":
-                for key, value in plan.o3.params().items():
-                    setattr(sim, key, value)
-            if cpu == "kvm":
-                sim.usePerf = False
-            core = BaseCPUCore(core=sim, isa=ISA.X86)
-            for isa in sim.isa:
-                isa.FamilyModelStepping = list(c.cpuid_family_model_stepping)
-                isa.LongModeAddressSize = list(c.cpuid_long_mode_address_size)
-            cores.append(core)
-        super().__init__(cores=cores)
+        super().__init__(cores=_plan_cores(plan, cpu))
         self._cpu_type = cpu  # SimObjects accept only parameters and children as public attributes
+
+    def all_cores(self) -> list:
+        return list(self.get_cores())
+
+
+class FastForwardProcessor(SwitchableProcessor):
+    """Atomic cores that a run restores into and fast-forwards on, plus switched-out cores
+    of the detailed model that take over at the region of interest.
+
+    The atomic cores sit where the boot's cores sat (board.processor.cores<i>.core), so the
+    boot checkpoint restores into them; the detailed ones are board.processor.detailed<i>
+    .core, which is where their statistics appear. Restoring straight into detailed cores
+    would simulate the runner's set-up (reading the specification, reporting the topology,
+    applying the policy: tens of millions of instructions) at detailed speed."""
+
+    def __init__(self, plan, cpu: str):
+        super().__init__(switchable_cores={"cores": _plan_cores(plan, "atomic"),
+                                           "detailed": _plan_cores(plan, cpu)},
+                         starting_cores="cores")
+        self._detailed_in = False
+
+    def incorporate_processor(self, board) -> None:
+        super().incorporate_processor(board)
+        board.set_mem_mode(MemMode.ATOMIC)
+
+    def switch_to_detailed(self) -> bool:
+        """Swap the detailed cores in (once); False if they already are."""
+        if self._detailed_in:
+            return False
+        self.switch_to_processor("detailed")
+        self._detailed_in = True
+        return True
+
+    def all_cores(self) -> list:
+        return list(self._all_cores())

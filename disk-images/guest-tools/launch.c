@@ -247,10 +247,10 @@ int main(int argc, char **argv)
 
 	printf("@@schedlab %s result {\"job\":", nonce);
 	print_json_string(job, strlen(job));
-	printf(",\"rep\":%d,\"exit\":%d,\"elapsed_ns\":%llu,\"user_us\":%lld,\"sys_us\":%lld,"
+	printf(",\"rep\":%d,\"pid\":%d,\"exit\":%d,\"elapsed_ns\":%llu,\"user_us\":%lld,\"sys_us\":%lld,"
 	       "\"nvcsw\":%ld,\"nivcsw\":%ld,\"migrations\":%lld,\"switches\":%lld,"
 	       "\"stdout_truncated\":%s,\"stdout\":",
-	       rep, code, (unsigned long long)elapsed,
+	       rep, (int)pid, code, (unsigned long long)elapsed,
 	       (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
 	       (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
 	       ru.ru_nvcsw, ru.ru_nivcsw, migrations, switches,

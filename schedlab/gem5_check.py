@@ -1,0 +1,60 @@
+"""Does the guest see the modelled machine? Compare the runner's facts with the gem5 plan.
+
+The in-guest runner reports what Linux built (``disk-images/rootfs/init``, report_topology):
+per CPU its package id, core siblings and scheduling-domain spans, and the NUMA nodes. On
+gem5 these must follow the catalogue: the cores sharing a last-level cache form one package
+(gem5_plan's CPUID values say so) with a multi-core (MC) scheduling domain spanning exactly
+them, and the NUMA nodes (numa_emu_cpus of kernel-patches/0003) hold the catalogue's cores.
+"""
+
+from __future__ import annotations
+
+from .gem5_plan import plan_from_dict
+from .machine import format_cpus
+
+
+def _mask(cpus) -> int:
+    return sum(1 << c for c in cpus)
+
+
+def _span(text: str) -> int:
+    """A /proc/schedstat domain span (hex, 32-bit groups separated by commas) as an int."""
+    return int(text.replace(",", ""), 16)
+
+
+def topology_problems(machine: dict, facts: dict[str, str]) -> list[str]:
+    """Each way the guest's view differs from the model (empty: it matches)."""
+    plan = plan_from_dict(machine)
+    n = plan.num_cores
+    problems = []
+    online = facts.get("cpus.online")
+    if online != format_cpus(range(n)):
+        problems.append(f"guest has CPUs {online}, the model {format_cpus(range(n))}")
+    packages = plan.guest_packages()
+    for group in packages:
+        for cpu in group:
+            want_pkg = str(plan.cores[cpu].guest_physical_id)
+            if facts.get(f"cpu{cpu}.package") != want_pkg:
+                problems.append(f"cpu{cpu}: package {facts.get(f'cpu{cpu}.package')}, "
+                                f"modelled {want_pkg}")
+            if facts.get(f"cpu{cpu}.core_siblings") != format_cpus(group):
+                problems.append(f"cpu{cpu}: core siblings {facts.get(f'cpu{cpu}.core_siblings')}"
+                                f", modelled LLC group {format_cpus(group)}")
+            spans = [_span(facts[k]) for k in sorted(
+                (k for k in facts if k.startswith(f"cpu{cpu}.domain") and k.endswith(".span")),
+                key=lambda k: int(k.split(".")[1][len("domain"):]))]
+            if len(group) > 1 and (not spans or spans[0] != _mask(group)):
+                problems.append(f"cpu{cpu}: first scheduling domain spans "
+                                f"{hex(spans[0]) if spans else 'nothing'}, the LLC group "
+                                f"{hex(_mask(group))}")
+            if len(packages) > 1 and (not spans or spans[-1] != _mask(range(n))):
+                problems.append(f"cpu{cpu}: no scheduling domain spans all CPUs")
+    nodes = machine["nodes"]
+    if len(nodes) > 1:
+        for k, node in enumerate(nodes):
+            seen = facts.get(f"node{k}.cpus")
+            if seen != format_cpus(node):
+                problems.append(f"node{k}: guest CPUs {seen}, modelled {format_cpus(node)}")
+        if f"node{len(nodes)}.cpus" in facts:
+            problems.append(f"guest has more than the modelled {len(nodes)} NUMA nodes")
+    return problems

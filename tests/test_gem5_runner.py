@@ -1,0 +1,89 @@
+"""gem5 through the project's runner: ``run.py run --backend gem5`` end to end, on real gem5.
+
+Needs GEM5 (a gem5 v24.0 build/X86/gem5.fast); skipped otherwise with the reason printed.
+Unlike tests/test_gem5_integration.py (a minimal self-test guest), these boot the runner
+image every user run boots (busybox runner, launcher, all workloads), so they check:
+- the guest of every machine in SCHEDLAB_GEM5_TEST_MACHINES (default: Clovertown MUP) sees
+  the modelled LLC groups and NUMA nodes (schedlab.gem5_check against the runner's facts);
+- a workload's region of interest becomes IPC and misses per kilo-instruction in
+  results.json, with 0 < IPC <= issue width;
+- per-task attribution (kernel.sched_m5_switch, kernel-patches/0004): a workload sharing
+  CPU 0 with a background task gets its own counters, and the number of times gem5 saw it
+  switched out equals the kernel's own count of its context switches.
+
+Cost: one boot to the checkpoint per machine (minutes; cached), a minute or two per restore.
+``SCHEDLAB_UPDATE_FIXTURES=1`` saves the guest's facts as tests/data/gem5/facts-<machine>.json
+for tests/test_gem5_check.py.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.skipif(not os.environ.get("GEM5"),
+                       reason="GEM5 not set: export GEM5=/path/to/gem5/build/X86/gem5.fast "
+                              "(gem5 v24.0) to run the gem5 runner tests"),
+    pytest.mark.timeout(4 * 3600),
+]
+
+MACHINES = os.environ.get("SCHEDLAB_GEM5_TEST_MACHINES", "clovertown-e5320-mup").split(",")
+FIXTURES = Path(__file__).parent / "data" / "gem5"
+
+
+@pytest.fixture
+def results_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def _run(request):
+    from schedlab.runs import execute, prepare
+    run_dir = execute(prepare(request, progress=print), progress=print)
+    return run_dir, json.loads((run_dir / "results.json").read_text())
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
+    from schedlab.gem5_check import topology_problems
+    from schedlab.machine import load_machine
+    from schedlab.runs import RunRequest, WorkloadRequest
+    machine = load_machine(name).to_dict()
+    cpu = "o3" if machine["pipeline"]["kind"] == "out-of-order" else "timing"
+    run_dir, res = _run(RunRequest(machine=name, backend="gem5", cpu=cpu,
+                                   jobs=(WorkloadRequest("memlat", cpus="0"),), timeout=3 * 3600))
+    assert res["ok"], res["errors"]
+    assert topology_problems(machine, res["facts"]) == []
+    job = res["jobs"][0]
+    width = machine["pipeline"]["width"] if cpu == "o3" else 1
+    assert 0 < job["gem5"]["ipc"] <= width
+    # memlat's random walk misses the L1 D-cache on most of its 1e6 dependent loads.
+    assert job["gem5"]["l1d_misses"] > 500_000
+    assert job["gem5"]["insts"] > 4_000_000
+    info = json.loads((run_dir / "gem5.json").read_text())
+    assert info["gem5_version"].startswith("24.0") and info["cpu"] == cpu
+    if os.environ.get("SCHEDLAB_UPDATE_FIXTURES"):
+        (FIXTURES / f"facts-{name}.json").write_text(json.dumps(res["facts"], indent=1) + "\n")
+
+
+def test_task_attribution_charges_the_workload_its_own_counters(results_dir):
+    from schedlab.runs import RunRequest, WorkloadRequest
+    name = MACHINES[0]
+    run_dir, res = _run(RunRequest(
+        machine=name, backend="gem5", cpu="timing", attribute_tasks=True,
+        jobs=(WorkloadRequest("memlat", cpus="0"),),
+        background=(WorkloadRequest("bv_0", size="paper", cpus="0"),), timeout=3 * 3600))
+    assert res["ok"], res["errors"]
+    job = res["jobs"][0]
+    task = job["gem5_task"]
+    # The kernel counted every switch-out of the task; gem5 saw each one as an m5 op.
+    assert task["switches"] == job["switches"] > 1
+    # memlat runs about 4.3 M user instructions (cachegrind) plus its kernel work, and it
+    # shared CPU 0: its share is most of, but not all, the busy core's instructions.
+    assert 4_000_000 < task["insts"] < job["gem5"]["insts"]
+    assert 0 < task["ipc"] <= 1
+    assert task["l1d_misses"] > 500_000
+    others = {pid: t for pid, t in job["tasks"].items() if pid != str(job["pid"])}
+    assert others, "the background task and the idle task must have been charged too"
