@@ -40,6 +40,7 @@ from schedlab.machine import machine_names  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
 WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
+BACKGROUND = WorkloadRequest("bv_0", size="paper", cpus="0")
 
 
 def roi(events: list[dict]) -> tuple[int, float]:
@@ -86,6 +87,26 @@ def run_one(name: str, cpu: str, stock: bool) -> dict:
     return {"cpu": cpu, "hierarchy": "stock", **measure(info)}
 
 
+def attribution_overhead(name: str, cpu: str) -> list[dict]:
+    """The same shared-CPU run (memlat with a busy background task on CPU 0) without and
+    with per-task attribution: what the context-switch m5 ops cost in host and
+    simulated time."""
+    out = []
+    for attribute in (False, True):
+        request = RunRequest(machine=name, backend="gem5", cpu=cpu, attribute_tasks=attribute,
+                             jobs=(WORKLOAD,), background=(BACKGROUND,), timeout=6 * 3600,
+                             label={"bench": "gem5-attribution"})
+        run_dir = execute(prepare(request, progress=print), progress=print)
+        info = json.loads((run_dir / "gem5.json").read_text())
+        job = json.loads((run_dir / "results.json").read_text())["jobs"][0]
+        out.append({"machine": name, "cpu": cpu, "hierarchy": "plan",
+                    "attribution": attribute, "run": run_dir.name, **measure(info),
+                    "roi_sim_s": job["gem5"]["sim_seconds"], "switches": job["switches"],
+                    "task": job.get("gem5_task")})
+        print(json.dumps(out[-1]), flush=True)
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--machines", default="clovertown-e5320-mup",
@@ -95,6 +116,9 @@ def main() -> int:
                         "out-of-order machines, timing for in-order ones)")
     p.add_argument("--stock", action="store_true",
                    help="also run gem5's stock PrivateL1SharedL2CacheHierarchy where possible")
+    p.add_argument("--attribution", action="store_true",
+                   help="measure per-task attribution's overhead on the first machine "
+                        "(memlat sharing CPU 0 with a busy task, without and with)")
     p.add_argument("--json", type=Path, default=None, help="write the records here")
     args = p.parse_args()
 
@@ -103,7 +127,8 @@ def main() -> int:
     records = []
     if args.json and args.json.exists():
         records = json.loads(args.json.read_text())["records"]
-    done = {(r["machine"], r["cpu"], r["hierarchy"]) for r in records}
+    done = {(r["machine"], r["cpu"], r["hierarchy"]) for r in records
+            if "attribution" not in r}
     for name in names:
         from schedlab.machine import load_machine
         machine = load_machine(name).to_dict()
@@ -127,14 +152,25 @@ def main() -> int:
                 print(json.dumps({k: v for k, v in rec.items() if k != "checkpoint"}),
                       flush=True)
                 records.append(rec)
-                if args.json:
-                    tmp = args.json.with_suffix(".tmp")
-                    tmp.write_text(json.dumps({"gem5": binary.version, "host": os.uname().nodename,
-                                               "workload": "memlat smoke, CPU 0",
-                                               "records": records}, indent=1))
-                    tmp.replace(args.json)
-    print(table(records))
+                save(args.json, binary, records)
+    if args.attribution and not any("attribution" in r for r in records):
+        records += attribution_overhead(names[0], "timing")
+        save(args.json, binary, records)
+    print(table([r for r in records if "attribution" not in r]))
+    for r in (r for r in records if "attribution" in r):
+        print(f"attribution={r['attribution']}: ROI {r['roi_host_s']:.1f} s host, "
+              f"{r['roi_sim_s'] * 1e3:.3f} ms simulated, {r['switches']} switches of the job")
     return 0
+
+
+def save(path: Path | None, binary, records: list[dict]) -> None:
+    if path is None:
+        return
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"gem5": binary.version, "host": os.uname().nodename,
+                               "workload": "memlat smoke, CPU 0", "records": records},
+                              indent=1))
+    tmp.replace(path)
 
 
 def table(records: list[dict]) -> str:

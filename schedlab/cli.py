@@ -261,7 +261,8 @@ def doctor() -> None:
         rows.append(("qemu", f"ok ({version})", ""))
     else:
         rows.append(("qemu", "missing", "apt-get install qemu-system-x86"))
-    for tool, package in (("gcc", "gcc"), ("make", "make"), ("busybox", "busybox-static"),
+    for tool, package in (("gcc", "gcc"), ("musl-gcc", "musl-tools"), ("make", "make"),
+                          ("busybox", "busybox-static"),
                           ("mke2fs", "e2fsprogs"), ("valgrind", "valgrind")):
         rows.append((tool, "ok" if shutil.which(tool) else "missing",
                      "" if shutil.which(tool) else f"apt-get install {package}"))

@@ -272,16 +272,17 @@ def guest_boot_args(machine: dict, plan: BoardPlan) -> list[str]:
 
 def checkpoint_key(binary: Gem5Binary, machine: dict, kernel_hash: str, image_hash: str,
                    kernel_args: list[str], cpu: str = "atomic") -> str:
-    """What a boot checkpoint depends on: the gem5 binary, the machine and its board plan,
-    the kernel, the image, the kernel command line and the boot cores.
+    """What a boot checkpoint depends on: the gem5 binary, the board's boot identity (cores
+    with their CPUID values, clock, memory map; ``BoardPlan.boot_identity``), the kernel,
+    the image, the kernel command line and the boot cores.
 
     A checkpoint holds memory, device and CPU state, not cache contents (classic caches
-    are written back when gem5 drains for the checkpoint), so it depends on the board's
-    cores, devices and memory layout -- all in the plan -- and not on how configs/ builds
-    caches or the cores a run restores into. A change to configs/ that alters the boot
-    board's cores, devices or memory map must bump CHECKPOINT_RECIPE."""
-    return hash_json({"recipe": CHECKPOINT_RECIPE, "gem5": binary.hash, "machine": machine,
-                      "plan": plan_from_dict(machine).to_dict(), "kernel": kernel_hash,
+    are written back when gem5 drains for it), and Atomic boot cores take no latency from
+    the caches, so cache sizes and latencies are not in the key: a "what if the L2 were
+    8 MiB" run restores the machine's own checkpoint. A change to the boot flow or to the
+    boot board's objects in configs/ must bump CHECKPOINT_RECIPE."""
+    return hash_json({"recipe": CHECKPOINT_RECIPE, "gem5": binary.hash,
+                      "board": plan_from_dict(machine).boot_identity(), "kernel": kernel_hash,
                       "image": image_hash, "args": kernel_args, "boot_cpu": cpu})[:20]
 
 

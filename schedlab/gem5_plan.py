@@ -254,6 +254,18 @@ class BoardPlan:
             groups.setdefault(core.guest_physical_id, []).append(core.index)
         return [groups[k] for k in sorted(groups)]
 
+    def boot_identity(self) -> dict:
+        """What of the board a boot checkpoint depends on: the cores (count, CPUID), the
+        clock (the guest calibrates its timers against it) and the memory map. Caches,
+        their latencies and the O3 sizes are not in it: Atomic boot cores take no
+        latency from the caches, and a checkpoint holds no cache contents, so machines
+        that differ only there (``--set l2.size=8MiB``) share one checkpoint."""
+        return {"clock_hz": self.clock_hz,
+                "cores": [[c.apic_id, list(c.cpuid_family_model_stepping),
+                           list(c.cpuid_long_mode_address_size)] for c in self.cores],
+                "memory": [self.memory.size,
+                           [[b.start, b.size, b.node] for b in self.memory.banks]]}
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["clock"] = self.clock

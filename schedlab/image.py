@@ -21,7 +21,7 @@ from . import kernel, paths, workloads
 from .errors import UserError
 from .store import hash_bytes, hash_file, publish_dir
 
-RECIPE_VERSION = "1"
+RECIPE_VERSION = "2"
 BUSYBOX = Path("/bin/busybox")
 GUEST_CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-static"]
 # Fixed timestamps make the archive a function of its contents.
@@ -73,9 +73,10 @@ def gen_init_cpio(progress: Progress = print) -> Path:
 
 
 def _compile(sources: list[Path], output: Path, static: bool = True) -> None:
-    flags = GUEST_CFLAGS if static else ["-O2"]
-    proc = subprocess.run(["gcc", *flags, "-o", str(output), *map(str, sources)],
-                          capture_output=True, text=True)
+    """A static guest program (with the workloads' compiler), or a host tool (gcc)."""
+    cmd = (workloads.guest_compile_command(sources, output, cflags=GUEST_CFLAGS) if static
+           else ["gcc", "-O2", "-o", str(output), *map(str, sources)])
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["?"])[0]
         raise UserError(f"compiling {sources[0].name} failed: {first}")

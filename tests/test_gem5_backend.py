@@ -62,13 +62,27 @@ def test_checkpoint_key_covers_every_input():
     b = gem5.Gem5Binary(Path("/g"), "24.0.0.1", True, "binhash")
     base = gem5.checkpoint_key(b, m, "k", "i", ["a"])
     assert base == gem5.checkpoint_key(b, m, "k", "i", ["a"])
-    m2 = load_machine("clovertown-e5320-mup", ["l2.size=8MiB"]).to_dict()
     b2 = gem5.Gem5Binary(Path("/g"), "24.0.0.1", True, "other")
+    faster = load_machine("clovertown-e5320-mup", ["clock=2GHz"]).to_dict()
+    more_memory = load_machine("clovertown-e5320-mup", ["memory.size_per_node=1GiB"]).to_dict()
+    four = load_machine("clovertown-e5320").to_dict()
     assert len({base, gem5.checkpoint_key(b2, m, "k", "i", ["a"]),
-                gem5.checkpoint_key(b, m2, "k", "i", ["a"]),
+                gem5.checkpoint_key(b, faster, "k", "i", ["a"]),
+                gem5.checkpoint_key(b, more_memory, "k", "i", ["a"]),
+                gem5.checkpoint_key(b, four, "k", "i", ["a"]),
                 gem5.checkpoint_key(b, m, "k2", "i", ["a"]),
                 gem5.checkpoint_key(b, m, "k", "i2", ["a"]),
-                gem5.checkpoint_key(b, m, "k", "i", ["b"])}) == 6
+                gem5.checkpoint_key(b, m, "k", "i", ["b"])}) == 8
+
+
+def test_cache_what_ifs_share_the_boot_checkpoint():
+    # Caches hold nothing a checkpoint keeps and cost Atomic boot cores nothing: an 8 MiB
+    # L2 or slower L1s restore the machine's own checkpoint instead of booting again.
+    b = gem5.Gem5Binary(Path("/g"), "24.0.0.1", True, "binhash")
+    key = gem5.checkpoint_key(b, load_machine("clovertown-e5320").to_dict(), "k", "i", ["a"])
+    for override in (["l2.size=8MiB"], ["l1d.latency=5cycles", "l2.assoc=8"]):
+        m = load_machine("clovertown-e5320", override).to_dict()
+        assert gem5.checkpoint_key(b, m, "k", "i", ["a"]) == key
 
 
 def test_guest_boot_args_uniform_and_numa():

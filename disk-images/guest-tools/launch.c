@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,17 @@ static void die(const char *msg, const char *arg)
 	fprintf(stderr, "launch: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
 	exit(2);
 }
+
+/*
+ * The system call, not the C library's wrapper: musl's sched_setscheduler() always fails
+ * with ENOSYS (POSIX defines it per process, Linux per thread), and this sets the calling
+ * thread, which is what a freshly forked single-threaded child is.
+ */
+static int set_scheduler(int policy, const struct sched_param *param)
+{
+	return (int)syscall(SYS_sched_setscheduler, 0, policy, param);
+}
+
 
 static int parse_cpus(const char *list, cpu_set_t *set)
 {
@@ -186,7 +198,7 @@ int main(int argc, char **argv)
 	if (background) {
 		if (cpus && sched_setaffinity(0, sizeof(set), &set))
 			die("sched_setaffinity", strerror(errno));
-		if (sched_setscheduler(0, policy, &param))
+		if (set_scheduler(policy, &param))
 			die("sched_setscheduler", strerror(errno));
 		execvp(argv[i + 1], argv + i + 1);
 		die("cannot run", argv[i + 1]);
@@ -211,7 +223,7 @@ int main(int argc, char **argv)
 		close(fds[1]);
 		if (cpus && sched_setaffinity(0, sizeof(set), &set))
 			die("sched_setaffinity", strerror(errno));
-		if (sched_setscheduler(0, policy, &param))
+		if (set_scheduler(policy, &param))
 			die("sched_setscheduler", strerror(errno));
 		if (out && chdir(out))
 			die("chdir", out);
