@@ -34,9 +34,9 @@ static void die(const char *msg, const char *arg)
 }
 
 /*
- * The system call, not the C library's wrapper: musl's sched_setscheduler() always fails
- * with ENOSYS (POSIX defines it per process, Linux per thread), and this sets the calling
- * thread, which is what a freshly forked single-threaded child is.
+ * The system call rather than the C library's wrapper, which some libcs (musl) refuse
+ * with ENOSYS because POSIX defines it per process and Linux per thread; here it sets the
+ * calling thread, which is what a freshly forked single-threaded child is.
  */
 static int set_scheduler(int policy, const struct sched_param *param)
 {
