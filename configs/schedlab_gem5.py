@@ -11,7 +11,7 @@ boot: Atomic cores (or KVM) boot the guest; the in-guest runner issues ``m5 chec
 ready; the checkpoint is written to --checkpoint-dir and gem5 exits 0.
 run:  the checkpoint is restored into cores of --cpu (same core count and memory size: the
 plan is the same) or, with --fast-forward, into Atomic cores that hand over to --cpu cores
-at the first ``m5 workbegin``; the guest reads the run specification with ``m5 readfile``; ``m5
+at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads the run specification with ``m5 readfile``; ``m5
 workbegin``/``workend`` reset and dump the statistics around the region of interest; ``m5
 exit`` ends the run with status 0.
 
@@ -64,8 +64,8 @@ def parse_args():
                    help="attribute per-CPU counters to tasks at the guest kernel's "
                         "context-switch m5 op (m5_fail with code prev_pid << 8 | cpu)")
     p.add_argument("--fast-forward", action="store_true",
-                   help="run: restore into Atomic cores and switch to --cpu cores at the "
-                        "first m5 workbegin (the guest's set-up runs at Atomic speed)")
+                   help="run: restore into Atomic cores, switch to --cpu cores at each m5 "
+                        "workbegin and back at each m5 workend (set-up at Atomic speed)")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="host seconds between progress lines")
     p.add_argument("--max-seconds", type=float, default=0.0,
@@ -111,7 +111,8 @@ def core_counters(board, plan, cpu: int) -> dict:
     llc = next(c for c in plan.caches if c.cache == plan.llc and cpu in c.cores)
     if llc.level > 1:
         info = getattr(h, llc.name).getCCObject().resolveStat("demandMisses")
-        prefix = core.path() + "."
+        # Requestors are named from below the board: "processor.detailed0.core.data".
+        prefix = core.path().partition(".")[2] + "."
         out["llc_misses"] = float(sum(v for n, v in zip(info.subnames, info.value)
                                       if str(n).startswith(prefix)))
     return out
@@ -243,6 +244,14 @@ def main() -> int:
             write_attribution(closing_region=True)
             emit("event", event="workend", tick=tick, insts=total_insts(board),
                  host_s=round(now - start_host, 3))
+            if fast_forward and board.get_processor().switch_to_atomic():
+                # The detailed cores' statistics stay as they were at the region's end
+                # (switched-out cores do not tick); the guest's dumpstats records them.
+                emit("event", event="switched", tick=m5.curTick(), cpu="atomic",
+                     insts=total_insts(board), host_s=round(time.time() - start_host, 3))
+                if attribution is not None:  # counters now come from other cores
+                    for c in cpus:
+                        attribution.rebase(c, core_counters(board, plan, c))
             continue
         if cause == "m5_exit instruction encountered":
             write_attribution(closing_region=False)

@@ -401,7 +401,7 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     benchmark), ``workitem_stats`` (default True: gem5 resets the statistics at ``m5
     workbegin`` and dumps them at ``m5 workend``; False if the guest does it itself),
     ``fast_forward`` (default True: restore into Atomic cores and switch to ``cpu`` cores at
-    the first ``m5 workbegin``; False: restore straight into ``cpu`` cores).
+    each ``m5 workbegin``, back at each ``m5 workend``; False: ``cpu`` cores throughout).
     Writes console.log, stats.json, gem5.json (and attribution.json) into run_dir; gem5's
     output directory run_dir/gem5 holds gem5.stdout/.stderr, stats.txt, the console, and the
     machine.json / readfile.txt it was given.

@@ -85,5 +85,7 @@ def test_task_attribution_charges_the_workload_its_own_counters(results_dir):
     assert 4_000_000 < task["insts"] < job["gem5"]["insts"]
     assert 0 < task["ipc"] <= 1
     assert task["l1d_misses"] > 500_000
+    # Its 128 KiB working set comes into the L2 once: 2048 cold misses that are its own.
+    assert 1500 < task["llc_misses"] <= job["gem5"]["l2_misses"]
     others = {pid: t for pid, t in job["tasks"].items() if pid != str(job["pid"])}
     assert others, "the background task and the idle task must have been charged too"

@@ -71,6 +71,23 @@ def test_build_is_cached_and_overlay_is_complete(overlay):
         assert entry["sizes"]["smoke"]["args"] == REGISTRY[name].args("smoke")
         head = exe.read_bytes()
         assert head[:4] == b"\x7fELF" and not W._elf_is_dynamic(head), f"{name} is not static"
+        # One multi-call binary holds them all (one copy of libc in the guest's initramfs).
+        assert exe.is_symlink() and os.readlink(exe) == W.MULTICALL
+    multicall = overlay / W.GUEST_BIN / W.MULTICALL
+    assert multicall.stat().st_size < 4 << 20
+
+
+def test_multicall_binary_dispatches_by_name(overlay):
+    multicall = overlay / W.GUEST_BIN / W.MULTICALL
+    by_link = subprocess.run([str(overlay / W.GUEST_BIN / "sha"), *W.get("sha").args("smoke")],
+                             capture_output=True, text=True)
+    by_arg = subprocess.run([str(multicall), "sha", *W.get("sha").args("smoke")],
+                            capture_output=True, text=True)
+    checksum = [ln for ln in by_link.stdout.splitlines() if ln.startswith("digest")]
+    assert by_link.returncode == by_arg.returncode == 0 and checksum
+    assert checksum == [ln for ln in by_arg.stdout.splitlines() if ln.startswith("digest")]
+    unknown = subprocess.run([str(multicall), "nosuch"], capture_output=True, text=True)
+    assert unknown.returncode == 127 and "no workload named nosuch" in unknown.stderr
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

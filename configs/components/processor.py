@@ -71,7 +71,7 @@ class PlanProcessor(BaseCPUProcessor):
 
 class FastForwardProcessor(SwitchableProcessor):
     """Atomic cores that a run restores into and fast-forwards on, plus switched-out cores
-    of the detailed model that take over at the region of interest.
+    of the detailed model that take over for each region of interest.
 
     The atomic cores sit where the boot's cores sat (board.processor.cores<i>.core), so the
     boot checkpoint restores into them; the detailed ones are board.processor.detailed<i>
@@ -90,11 +90,19 @@ class FastForwardProcessor(SwitchableProcessor):
         board.set_mem_mode(MemMode.ATOMIC)
 
     def switch_to_detailed(self) -> bool:
-        """Swap the detailed cores in (once); False if they already are."""
+        """Swap the detailed cores in; False if they already are."""
         if self._detailed_in:
             return False
         self.switch_to_processor("detailed")
         self._detailed_in = True
+        return True
+
+    def switch_to_atomic(self) -> bool:
+        """Swap the Atomic cores back in (after a region); False if they already are."""
+        if not self._detailed_in:
+            return False
+        self.switch_to_processor("cores")
+        self._detailed_in = False
         return True
 
     def all_cores(self) -> list:
