@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from schedlab import gem5, gem5_check  # noqa: E402
 from schedlab.errors import UserError  # noqa: E402
 from schedlab.gem5_plan import plan_from_dict  # noqa: E402
+from schedlab.gem5_stats import region_metrics  # noqa: E402
 from schedlab.machine import machine_names  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
@@ -43,11 +44,12 @@ WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
 BACKGROUND = WorkloadRequest("bv_0", size="paper", cpus="0")
 
 
-def roi(events: list[dict]) -> tuple[int, float]:
-    """(instructions, host seconds) between the first workbegin and workend."""
+def roi(events: list[dict]) -> tuple[int, float, int]:
+    """(instructions, host seconds, ticks) between the first workbegin and workend."""
     begin = next(e for e in events if e["event"] == "workbegin")
     end = next(e for e in events if e["event"] == "workend")
-    return end["insts"] - begin["insts"], end["host_s"] - begin["host_s"]
+    return (end["insts"] - begin["insts"], end["host_s"] - begin["host_s"],
+            end["tick"] - begin["tick"])
 
 
 def stock_possible(machine: dict) -> bool:
@@ -60,10 +62,14 @@ def stock_possible(machine: dict) -> bool:
 def measure(gem5_json: dict) -> dict:
     events = gem5_json["events"]
     inst = next(e for e in events if e["event"] == "instantiated")
-    insts, secs = roi(events)
+    insts, secs, ticks = roi(events)
+    # Simulated cycles per host second as well: hierarchies that give the same code a
+    # different IPC make a detailed core simulate a different number of cycles.
+    cycles = ticks * gem5_json["plan"]["clock_hz"] / 1e12
     return {"restore_host_s": inst["host_s"], "total_host_s": gem5_json["host_seconds"],
             "roi_insts": insts, "roi_host_s": round(secs, 2),
-            "ips": round(insts / max(secs, 1e-3))}
+            "ips": round(insts / max(secs, 1e-3)), "roi_cycles": round(cycles),
+            "cycles_per_s": round(cycles / max(secs, 1e-3))}
 
 
 def run_one(name: str, cpu: str, stock: bool) -> dict:
@@ -82,9 +88,11 @@ def run_one(name: str, cpu: str, stock: bool) -> dict:
             "kernel_build": prepared.kernel, "image_build": prepared.image,
             "workitem_stats": False, "hierarchy": "stock"}
     with tempfile.TemporaryDirectory() as tmp:
-        gem5.run(spec, Path(tmp), progress=None)
+        outcome = gem5.run(spec, Path(tmp), progress=None)
         info = json.loads((Path(tmp) / "gem5.json").read_text())
-    return {"cpu": cpu, "hierarchy": "stock", **measure(info)}
+    roi_dumps = [d for d in outcome["stats"] if d.get("schedlab.roi")]
+    return {"cpu": cpu, "hierarchy": "stock", **measure(info),
+            "gem5": region_metrics(roi_dumps[0]) if roi_dumps else None}
 
 
 def attribution_overhead(name: str, cpu: str) -> list[dict]:
@@ -120,7 +128,14 @@ def main() -> int:
                    help="measure per-task attribution's overhead on the first machine "
                         "(memlat sharing CPU 0 with a busy task, without and with)")
     p.add_argument("--json", type=Path, default=None, help="write the records here")
+    p.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
+                   help="only print the tables of earlier runs' JSON files")
     args = p.parse_args()
+    if args.report:
+        records = [r for f in args.report for r in json.loads(f.read_text())["records"]]
+        print(table([r for r in records if "attribution" not in r]))
+        print(attribution_table([r for r in records if "attribution" in r]))
+        return 0
 
     names = machine_names() if args.machines == "all" else args.machines.split(",")
     binary = gem5.probe()
@@ -157,10 +172,20 @@ def main() -> int:
         records += attribution_overhead(names[0], "timing")
         save(args.json, binary, records)
     print(table([r for r in records if "attribution" not in r]))
-    for r in (r for r in records if "attribution" in r):
-        print(f"attribution={r['attribution']}: ROI {r['roi_host_s']:.1f} s host, "
-              f"{r['roi_sim_s'] * 1e3:.3f} ms simulated, {r['switches']} switches of the job")
+    print(attribution_table([r for r in records if "attribution" in r]))
     return 0
+
+
+def attribution_table(records: list[dict]) -> str:
+    lines = ["| machine | cpu | attribution | ROI host s | ROI simulated ms | job's switches "
+             "| job IPC (attributed) | job L1D MPKI (attributed) |", "|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        task = r.get("task") or {}
+        lines.append(f"| {r['machine']} | {r['cpu']} | {'on' if r['attribution'] else 'off'} "
+                     f"| {r['roi_host_s']:.1f} | {r['roi_sim_s'] * 1e3:.3f} | {r['switches']} "
+                     f"| {task.get('ipc', float('nan')):.3f} "
+                     f"| {task.get('l1d_mpki', float('nan')):.1f} |")
+    return "\n".join(lines) if records else ""
 
 
 def save(path: Path | None, binary, records: list[dict]) -> None:
@@ -175,18 +200,23 @@ def save(path: Path | None, binary, records: list[dict]) -> None:
 
 def table(records: list[dict]) -> str:
     lines = ["| machine | cores | boot s | cpu | hierarchy | restore s | ROI insts | ROI host s "
-             "| insts/host s | topology |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| insts/host s | cycles/host s | IPC | topology |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         if "error" in r:
             lines.append(f"| {r['machine']} | {r['cores']} | | {r['cpu']} | {r['hierarchy']} "
-                         f"| error: {r['error']} | | | | |")
+                         f"| error: {r['error']} | | | | | | |")
             continue
         boot = r.get("checkpoint", {}).get("host_seconds")
         topo = r.get("topology_problems")
-        lines.append(f"| {r['machine']} | {r['cores']} | {'' if boot is None else f'{boot:.0f}'} "
-                     f"| {r['cpu']} | {r['hierarchy']} | {r['restore_host_s']:.1f} "
-                     f"| {r['roi_insts']:,} | {r['roi_host_s']:.1f} | {r['ips']:,} "
-                     f"| {'' if topo is None else 'ok' if not topo else '; '.join(topo)} |")
+        ipc = (r.get("gem5") or {}).get("ipc")
+        cells = [r["machine"], r["cores"], "" if boot is None else f"{boot:.0f}", r["cpu"],
+                 r["hierarchy"], f"{r['restore_host_s']:.1f}", f"{r['roi_insts']:,}",
+                 f"{r['roi_host_s']:.1f}", f"{r['ips']:,}",
+                 f"{r['cycles_per_s']:,}" if "cycles_per_s" in r else "",
+                 "" if ipc is None else f"{ipc:.3f}",
+                 "" if topo is None else "ok" if not topo else "; ".join(topo)]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
 

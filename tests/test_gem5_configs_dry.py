@@ -123,7 +123,7 @@ def _peer(ref) -> str | None:
 def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
     objects, class_file = _harness(src)
     import m5.SimObject as so
-    from m5.params import VectorPortRef
+    from m5.params import NULL, VectorPortRef
 
     from components.board import PlanBoard
     from schedlab.gem5_plan import plan_from_dict
@@ -177,7 +177,10 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
                     "frontend_latency": int(link.frontend_latency),
                     "to": sorted(str(p.peer).split(".")[2] for p in
                                  link._port_refs["mem_side_ports"].elements)}
+    snoop = [int(x.snoop_filter.max_capacity.value) for x in h.descendants()
+             if isinstance(x, objects.CoherentXBar) and x.snoop_filter is not NULL]
     return {"objects": len(objs), "unconnected": unconnected, "caches": caches, "cores": cores,
+            "snoop_capacity": min(snoop) if snoop else None,
             "line": int(board.cache_line_size), "links": links,
             "banks": [[int(b.range.start), int(b.range.end)] for b in board.memory.banks],
             "membus": type(h.membus).__name__}
@@ -281,6 +284,9 @@ if __name__ != "__main__":
                 assert got["issueWidth"] == plan.o3.width
                 assert got["numROBEntries"] == plan.o3.rob_entries
         assert d["membus"] == ("NoncoherentXBar" if plan.memory.numa else "SystemXBar")
+        # Every snoop filter can track every block the caches hold (a full one panics
+        # gem5: Westmere's 2 x 12 MiB L3s did with the 8 MiB default).
+        assert d["snoop_capacity"] >= sum(c.size for c in plan.caches)
 
     def test_hector_numa_paths_carry_the_delay_knob():
         d = dry("hector", "timing", ["memory.delay.cycles=16"])

@@ -49,11 +49,11 @@ from .caches import PlanCache
 
 # Page-table walker caches, as in gem5's stdlib hierarchies (8 KiB each, per core, I and D):
 # without them every x86 page walk would go to the next shared level uncached.
-MMU_CACHE_SIZE = "8KiB"
+MMU_CACHE_BYTES = 8 << 10
 
 
 def _mmu_cache() -> MMUCache:
-    cache = MMUCache(size=MMU_CACHE_SIZE, writeback_clean=False)
+    cache = MMUCache(size=f"{MMU_CACHE_BYTES}B", writeback_clean=False)
     # gem5's MMUCache comes with a stride prefetcher; no level of our model prefetches.
     cache.prefetcher = NULL
     return cache
@@ -136,6 +136,19 @@ class PlanCacheHierarchy(AbstractClassicCacheHierarchy):
 
         if board.has_coherent_io():
             self._setup_io(board)
+        self._size_snoop_filters(len(cores))
+
+    def _size_snoop_filters(self, num_cores: int) -> None:
+        """Let every snoop filter track all the blocks the caches can hold. gem5's default
+        (8 MiB) is smaller than Westmere's two 12 MiB L3s or the E5440's two 6 MiB L2s,
+        and a full snoop filter panics the simulation."""
+        from m5.objects import CoherentXBar as Coherent
+        total = (sum(c.size for c in self._plan.caches)
+                 + 2 * num_cores * MMU_CACHE_BYTES)
+        capacity = max(8 << 20, 1 << (total - 1).bit_length())
+        for xbar in self.descendants():
+            if isinstance(xbar, Coherent) and xbar.snoop_filter is not NULL:
+                xbar.snoop_filter.max_capacity = f"{capacity}B"
 
     # ---------------------------------------------------------------- memory side
     def _memory_side(self, board, by_name):
