@@ -111,9 +111,13 @@ def core_counters(board, plan, cpu: int) -> dict:
     llc = next(c for c in plan.caches if c.cache == plan.llc and cpu in c.cores)
     if llc.level > 1:
         info = getattr(h, llc.name).getCCObject().resolveStat("demandMisses")
-        # Requestors are named from below the board: "processor.detailed0.core.data".
+        # A formula (hits + misses per requestor): its per-requestor values are its
+        # result, not its (empty) value. Requestors are named from below the board:
+        # "processor.detailed0.core.data".
+        values = getattr(info, "result", None)
+        values = list(values() if callable(values) else values or info.value)
         prefix = core.path().partition(".")[2] + "."
-        out["llc_misses"] = float(sum(v for n, v in zip(info.subnames, info.value)
+        out["llc_misses"] = float(sum(v for n, v in zip(info.subnames, values)
                                       if str(n).startswith(prefix)))
     return out
 
