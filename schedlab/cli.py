@@ -111,6 +111,9 @@ def build(what: str) -> None:
 
 # ----------------------------------------------------------------------------- run
 MAX_METRIC_COLUMNS = 6
+QEMU_RUN_TIMEOUT = 1800.0
+# A detailed gem5 run of a large machine (Hector's 16 cores) takes hours of host time.
+GEM5_RUN_TIMEOUT = 6 * 3600.0
 
 
 def _best_backend() -> str:
@@ -144,7 +147,9 @@ def _best_backend() -> str:
 @click.option("--boot-arg", "boot_args", multiple=True, help="Extra kernel command-line argument.")
 @click.option("--numa-from", type=click.Choice(["firmware", "kernel"]), default="firmware",
               show_default=True, help="QEMU: NUMA from ACPI tables or from the kernel parameter.")
-@click.option("--timeout", default=1800.0, show_default=True, help="Seconds for the whole run.")
+@click.option("--timeout", type=float, default=None,
+              help="Host seconds for the whole run (default: 1800 on QEMU; 6 hours on gem5, "
+                   "not counting a first boot to the checkpoint).")
 @click.option("--ready-timeout", default=180.0, show_default=True,
               help="Seconds for the guest to boot to its ready marker.")
 @click.option("--attribute-tasks", is_flag=True,
@@ -165,7 +170,8 @@ def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus,
     request = RunRequest(
         machine=machine_name, jobs=jobs, backend=backend, overrides=overrides, policy=policy,
         sysctl=_pairs(sysctl, "--sysctl"), background=tuple(WorkloadRequest(b) for b in background),
-        boot_args=boot_args, cpu=cpu, numa_from=numa_from, timeout=timeout,
+        boot_args=boot_args, cpu=cpu, numa_from=numa_from,
+        timeout=timeout or (GEM5_RUN_TIMEOUT if backend == "gem5" else QEMU_RUN_TIMEOUT),
         ready_timeout=ready_timeout, attribute_tasks=attribute_tasks,
         fast_forward=fast_forward)
     prepared = prepare(request, progress=_say)

@@ -68,8 +68,8 @@ class RunRequest:
     # gem5 only: charge each CPU's cycles, instructions and misses to the tasks that ran on
     # it (kernel.sched_m5_switch of kernel-patches/0004; the results get attribution.json).
     attribute_tasks: bool = False
-    # gem5 only: run the guest's set-up on Atomic cores and switch to ``cpu`` cores at the
-    # first region of interest (False: everything on ``cpu`` cores).
+    # gem5 only: run the guest on Atomic cores outside the regions of interest and on
+    # ``cpu`` cores inside them (False: everything on ``cpu`` cores).
     fast_forward: bool = True
 
 
