@@ -318,7 +318,7 @@ def ensure_checkpoint(machine: dict, kernel, image, kernel_args: list[str] | Non
         for note in plan.notes:
             progress(f"gem5: note: {note}")
         progress(f"gem5: booting {machine['name']} with {cpu} cores to a checkpoint "
-                 f"(about 5 minutes host per few cores)")
+                 f"(5-8 minutes host for 2-4 cores, more for larger machines)")
     # gem5's own output goes outside the directory being published, so the logs of a
     # failed boot survive for inspection; they are moved in on success.
     logs = checkpoint_root() / "boot-logs" / f"{key}-{os.getpid()}"
