@@ -436,6 +436,11 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
     try:
         result = execute(cmd, outdir, progress, timeout=spec.get("timeout"))
+    except Gem5Error as e:
+        # The run directory is unpublished on failure; keep gem5's logs where they survive.
+        kept = paths.cache_dir() / "gem5-failed" / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}"
+        shutil.copytree(outdir, kept, ignore=shutil.ignore_patterns("*.cpt", "readfile.txt"))
+        raise Gem5Error(str(e).replace(str(outdir), str(kept))) from None
     finally:
         if (outdir / CONSOLE).exists():
             shutil.copyfile(outdir / CONSOLE, run_dir / "console.log")

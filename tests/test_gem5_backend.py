@@ -201,6 +201,9 @@ else:
     assert (cpt / "m5.cpt").exists()
     spec = Path(argv[argv.index("--readfile") + 1]).read_text()
     (out / "board.pc.com_1.device").write_text("readfile said: " + spec)
+    if spec.startswith("panic"):
+        print("src/mem/x.cc:1: panic: the stand-in panicked", file=sys.stderr)
+        os.abort()
     ev(event="instantiated", tick=10, host_s=0.1)
     ev(event="workbegin", tick=20, insts=7, host_s=0.2)
     ev(event="workend", tick=30, insts=9, host_s=0.3)
@@ -231,3 +234,22 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     # the second run reuses the checkpoint: one boot in all
     gem5.run({**spec, "cpu": "o3"}, tmp_path / "run2", progress=None)
     assert (tmp_path / "calls.log").read_text().split() == ["boot", "run", "run"]
+
+
+def test_failed_run_keeps_gem5_logs(tmp_path, monkeypatch):
+    # A run directory is only published when complete, so the logs of a gem5 that died
+    # are copied where the error message says they are.
+    monkeypatch.setenv("GEM5", str(_stand_in(tmp_path, STAND_IN)))
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
+
+    class Build:
+        vmlinux = tmp_path / "vmlinux"
+        hash = "kernel-hash"
+    spec = {"machine": load_machine("clovertown-e5320-mup").to_dict(), "cpu": "o3",
+            "guest_spec_text": "panic\n", "kernel": Build(), "image": {"hash": "image-hash"}}
+    with pytest.raises(gem5.Gem5Error, match="killed by signal 6") as e:
+        gem5.run(spec, tmp_path / "run", progress=None)
+    logs = Path(str(e.value).split("logs in ", 1)[1].split(";")[0].split()[0])
+    assert logs.is_relative_to(tmp_path / "cache" / "gem5-failed")
+    assert "the stand-in panicked" in (logs / "gem5.stderr").read_text()
