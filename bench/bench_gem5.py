@@ -52,13 +52,6 @@ def roi(events: list[dict]) -> tuple[int, float, int]:
             end["tick"] - begin["tick"])
 
 
-def stock_possible(machine: dict) -> bool:
-    plan = plan_from_dict(machine)
-    l2 = plan.instances("l2")
-    return (sorted({c.cache for c in plan.caches}) == ["l1d", "l1i", "l2"] and len(l2) == 1
-            and len(l2[0].cores) == plan.num_cores)
-
-
 def measure(gem5_json: dict) -> dict:
     events = gem5_json["events"]
     inst = next(e for e in events if e["event"] == "instantiated")
@@ -74,7 +67,7 @@ def measure(gem5_json: dict) -> dict:
 
 def run_one(name: str, cpu: str, stock: bool) -> dict:
     request = RunRequest(machine=name, backend="gem5", cpu=cpu, jobs=(WORKLOAD,),
-                         timeout=6 * 3600, label={"bench": "gem5"})
+                         label={"bench": "gem5"})
     prepared = prepare(request, progress=print)
     if not stock:
         run_dir = execute(prepared, progress=print)
@@ -102,7 +95,7 @@ def attribution_overhead(name: str, cpu: str) -> list[dict]:
     out = []
     for attribute in (False, True):
         request = RunRequest(machine=name, backend="gem5", cpu=cpu, attribute_tasks=attribute,
-                             jobs=(WORKLOAD,), background=(BACKGROUND,), timeout=6 * 3600,
+                             jobs=(WORKLOAD,), background=(BACKGROUND,),
                              label={"bench": "gem5-attribution"})
         run_dir = execute(prepare(request, progress=print), progress=print)
         info = json.loads((run_dir / "gem5.json").read_text())
@@ -150,7 +143,7 @@ def main() -> int:
         plan = plan_from_dict(machine)
         cpus = [plan.default_cpu] if args.cpus == "default" else args.cpus.split(",")
         for cpu in cpus:
-            for stock in ([False, True] if args.stock and stock_possible(machine) else [False]):
+            for stock in ([False, True] if args.stock and plan.has_one_shared_l2() else [False]):
                 key = (name, cpu, "stock" if stock else "plan")
                 if key in done:
                     continue

@@ -11,9 +11,9 @@ boot: Atomic cores (or KVM) boot the guest; the in-guest runner issues ``m5 chec
 ready; the checkpoint is written to --checkpoint-dir and gem5 exits 0.
 run:  the checkpoint is restored into cores of --cpu (same core count and memory size: the
 plan is the same) or, with --fast-forward, into Atomic cores that hand over to --cpu cores
-at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads the run specification with ``m5 readfile``; ``m5
-workbegin``/``workend`` reset and dump the statistics around the region of interest; ``m5
-exit`` ends the run with status 0.
+at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads the run
+specification with ``m5 readfile``; ``m5 workbegin``/``workend`` reset and dump the
+statistics around the region of interest; ``m5 exit`` ends the run with status 0.
 
 Progress lines (``schedlab-progress {json}``: simulated seconds, instructions so far, host
 seconds, instructions per host second) and events (``schedlab-event {json}``) go to stdout
@@ -226,12 +226,13 @@ def main() -> int:
                 attribution.switch(cpu_i, pid, core_counters(board, plan, cpu_i))
             continue
         if cause in ("workbegin", "m5_workbegin instruction encountered"):
-            if fast_forward and board.get_processor().switch_to_detailed():
+            switched = fast_forward and board.get_processor().switch_to_detailed()
+            if switched:
                 emit("event", event="switched", tick=m5.curTick(), cpu=cpu,
                      insts=total_insts(board), host_s=round(time.time() - start_host, 3))
-                # The guest reset the statistics on the Atomic cores; the region starts now.
-                m5.stats.reset()
-            if args.workitem_stats:
+            # After a switch the region starts now, even if the guest reset the statistics
+            # itself (on the Atomic cores) just before.
+            if switched or args.workitem_stats:
                 m5.stats.reset()
             if attribution is not None:
                 # Whoever reset the statistics (we, or the guest just before), every CPU

@@ -111,9 +111,6 @@ def build(what: str) -> None:
 
 # ----------------------------------------------------------------------------- run
 MAX_METRIC_COLUMNS = 6
-QEMU_RUN_TIMEOUT = 1800.0
-# A detailed gem5 run of a large machine (Hector's 16 cores) takes hours of host time.
-GEM5_RUN_TIMEOUT = 6 * 3600.0
 
 
 def _best_backend() -> str:
@@ -171,7 +168,7 @@ def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus,
         machine=machine_name, jobs=jobs, backend=backend, overrides=overrides, policy=policy,
         sysctl=_pairs(sysctl, "--sysctl"), background=tuple(WorkloadRequest(b) for b in background),
         boot_args=boot_args, cpu=cpu, numa_from=numa_from,
-        timeout=timeout or (GEM5_RUN_TIMEOUT if backend == "gem5" else QEMU_RUN_TIMEOUT),
+        timeout=timeout,
         ready_timeout=ready_timeout, attribute_tasks=attribute_tasks,
         fast_forward=fast_forward)
     prepared = prepare(request, progress=_say)

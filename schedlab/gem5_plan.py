@@ -240,6 +240,13 @@ class BoardPlan:
         l1 = self.l1_of(core, "data")
         return self.cache(l1.parent) if l1.parent else None
 
+    def has_one_shared_l2(self) -> bool:
+        """Private L1s and one L2 shared by all cores: the machines gem5's stock
+        PrivateL1SharedL2CacheHierarchy can model too (the overhead benchmark)."""
+        l2 = self.instances("l2")
+        return (sorted({c.cache for c in self.caches}) == ["l1d", "l1i", "l2"]
+                and len(l2) == 1 and len(l2[0].cores) == self.num_cores)
+
     def sharing(self) -> dict[str, list[list[int]]]:
         """catalogue cache name -> groups of cores sharing each instance."""
         out: dict[str, list[list[int]]] = {}

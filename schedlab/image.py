@@ -23,7 +23,6 @@ from .store import hash_bytes, hash_file, publish_dir
 
 RECIPE_VERSION = "2"
 BUSYBOX = Path("/bin/busybox")
-GUEST_CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-static"]
 # Fixed timestamps make the archive a function of its contents.
 EPOCH = 0
 
@@ -74,7 +73,7 @@ def gen_init_cpio(progress: Progress = print) -> Path:
 
 def _compile(sources: list[Path], output: Path, static: bool = True) -> None:
     """A static guest program (with the workloads' compiler), or a host tool (gcc)."""
-    cmd = (workloads.guest_compile_command(sources, output, cflags=GUEST_CFLAGS) if static
+    cmd = (workloads.guest_compile_command(sources, output) if static
            else ["gcc", "-O2", "-o", str(output), *map(str, sources)])
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -33,6 +33,9 @@ SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
 USER_BIN = "/schedlab/user"
 # kernel-patches/0004: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
 M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
+# Host seconds a run may take unless the request says: a detailed gem5 run of a large
+# machine (Hector's 16 cores) takes hours; a first boot to the checkpoint is not counted.
+DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
 Progress = Callable[[str], None]
 
 
@@ -63,7 +66,7 @@ class RunRequest:
     cpu: str = "o3"
     numa_from: str = "firmware"  # QEMU only: "firmware" (-numa tables) or "kernel" (boot args)
     label: dict = field(default_factory=dict)  # experiment coordinates, kept with the results
-    timeout: float = 1800.0
+    timeout: float | None = None  # host seconds; None: the backend's default (below)
     ready_timeout: float = 180.0
     # gem5 only: charge each CPU's cycles, instructions and misses to the tasks that ran on
     # it (kernel.sched_m5_switch of kernel-patches/0004; the results get attribution.json).
@@ -255,7 +258,7 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
     progress(f"qemu: booting {prepared.machine.name} ({prepared.machine.cores} vCPUs in "
              f"{lay.sockets} LLC groups, {len(lay.node_cpus)} node(s))")
     try:
-        text = qemu.boot(cmd, console, req.ready_timeout, req.timeout, prepared.guest.nonce,
+        text = qemu.boot(cmd, console, req.ready_timeout, _timeout(req), prepared.guest.nonce,
                          progress)
     finally:
         initrd.unlink(missing_ok=True)
@@ -264,13 +267,17 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
                   "note": "QEMU TCG: functional only; caches and latencies are not modelled"}
 
 
+def _timeout(request: RunRequest) -> float:
+    return request.timeout if request.timeout else DEFAULT_TIMEOUT[request.backend]
+
+
 def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
     from . import gem5
     # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats itself,
     # so gem5's script must not add a second dump per work item.
     spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
             "kernel_build": prepared.kernel, "image_build": prepared.image,
-            "workitem_stats": False, "timeout": prepared.request.timeout}
+            "workitem_stats": False, "timeout": _timeout(prepared.request)}
     outcome = gem5.run(spec, out, progress)
     # One region of interest per job repetition, in the order the guest ran them.
     regions = [region_metrics(d) for d in outcome["stats"] if d.get("schedlab.roi")]

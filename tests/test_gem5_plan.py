@@ -197,3 +197,11 @@ def test_boot_args():
     args = boot_args(plan("clovertown-e5320-mup"), ["numa=off"])
     for a in ("console=ttyS0", "acpi=off", "pci=off", "schedlab.backend=gem5", "numa=off"):
         assert a in args
+
+
+@pytest.mark.parametrize("name,shared", [
+    ("clovertown-e5320-mup", True), ("niagara", True), ("xeon-e5440-2core", True),
+    ("clovertown-e5320", False), ("core-i7-920", False), ("hector", False),
+])
+def test_which_machines_the_stock_hierarchy_can_model(name, shared):
+    assert plan(name).has_one_shared_l2() is shared

@@ -21,12 +21,10 @@ def _stock_hierarchy(plan):
     from gem5.components.cachehierarchies.classic.private_l1_shared_l2_cache_hierarchy import (
         PrivateL1SharedL2CacheHierarchy,
     )
-    levels = sorted({c.cache for c in plan.caches})
-    l2 = plan.instances("l2") if "l2" in levels else []
-    if levels != ["l1d", "l1i", "l2"] or len(l2) != 1 or len(l2[0].cores) != plan.num_cores:
+    if not plan.has_one_shared_l2():
         raise ValueError(f"{plan.machine}: the stock PrivateL1SharedL2CacheHierarchy needs "
                          f"private L1s and one L2 shared by all cores")
-    l1d, l1i = plan.instances("l1d")[0], plan.instances("l1i")[0]
+    l1d, l1i, l2 = plan.instances("l1d")[0], plan.instances("l1i")[0], plan.instances("l2")
     return PrivateL1SharedL2CacheHierarchy(
         l1d_size=f"{l1d.size}B", l1i_size=f"{l1i.size}B", l2_size=f"{l2[0].size}B",
         l1d_assoc=l1d.assoc, l1i_assoc=l1i.assoc, l2_assoc=l2[0].assoc)
