@@ -55,8 +55,9 @@ def parse_args():
                    help="core model (boot: atomic or kvm; run: default from the machine)")
     p.add_argument("--checkpoint-dir", type=Path, required=True)
     p.add_argument("--readfile", type=Path, default=None, help="file served to m5 readfile")
-    p.add_argument("--hierarchy", choices=("plan", "stock"), default="plan",
-                   help="stock: gem5's PrivateL1SharedL2CacheHierarchy (overhead benchmark)")
+    p.add_argument("--hierarchy", choices=("plan", "stock", "stock-matched"), default="plan",
+                   help="stock: gem5's PrivateL1SharedL2CacheHierarchy; stock-matched: the same "
+                        "with our latencies and no prefetchers (overhead benchmark)")
     p.add_argument("--no-workitem-stats", dest="workitem_stats", action="store_false",
                    help="leave statistics alone at m5 workbegin/workend (the guest resets "
                         "and dumps them itself)")

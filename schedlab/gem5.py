@@ -46,7 +46,7 @@ CONSOLE = "board.pc.com_1.device"
 LOG_TAIL_LINES = 25
 # Bump when the boot flow (configs/schedlab_gem5.py's boot mode, the boot board's cores,
 # devices or memory map in configs/components/) changes the checkpoint it produces.
-CHECKPOINT_RECIPE = "2"
+CHECKPOINT_RECIPE = "3"
 # A boot that has not reached the checkpoint after this long is stuck (the 4-core machines
 # take about 5 minutes; the 12- and 16-core ones longer).
 BOOT_HOST_LIMIT_S = 4 * 3600
@@ -397,8 +397,8 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     ``guest_spec_text`` (served to ``m5 readfile``), ``boot_args`` (extra kernel arguments,
     e.g. a policy's; the gem5 base arguments are added), and the builds: ``kernel_build`` and
     ``image_build`` (or ``kernel``/``image`` objects with .vmlinux/.hash and .hash); optional
-    ``timeout`` (host seconds), ``hierarchy`` ("plan", or "stock" for the overhead
-    benchmark), ``workitem_stats`` (default True: gem5 resets the statistics at ``m5
+    ``timeout`` (host seconds), ``hierarchy`` ("plan", or "stock" / "stock-matched" for
+    the overhead benchmark), ``workitem_stats`` (default True: gem5 resets the statistics at ``m5
     workbegin`` and dumps them at ``m5 workend``; False if the guest does it itself),
     ``fast_forward`` (default True: restore into Atomic cores and switch to ``cpu`` cores at
     each ``m5 workbegin``, back at each ``m5 workend``; False: ``cpu`` cores throughout).

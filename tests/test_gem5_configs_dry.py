@@ -170,13 +170,16 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
                          if cpu == "o3" else {})})
     links = {}
     for r in plan.memory.requesters:
-        for cls in ("local", "node", "remote"):
-            link = getattr(h, f"{r.name}_{cls}", None)
-            if link is not None:
-                links[f"{r.name}_{cls}"] = {
-                    "frontend_latency": int(link.frontend_latency),
-                    "to": sorted(str(p.peer).split(".")[2] for p in
-                                 link._port_refs["mem_side_ports"].elements)}
+        for i, _ in enumerate(plan.memory.banks):
+            link = getattr(h, f"{r.name}_bank{i}")
+            links[f"{r.name}_bank{i}"] = {
+                "type": type(link).__name__,
+                "latency": [int(link.tag_latency), int(link.data_latency),
+                            int(link.response_latency)],
+                "size": int(link.size.value), "clusivity": str(link.clusivity),
+                "ranges": [[int(a.start), int(a.end)] for a in link.addr_ranges],
+                "from": _peer(link._port_refs["cpu_side"]).split(".")[2],
+                "to": _peer(link._port_refs["mem_side"]).split(".")[2]}
     snoop = [int(x.snoop_filter.max_capacity.value) for x in h.descendants()
              if isinstance(x, objects.CoherentXBar) and x.snoop_filter is not NULL]
     return {"objects": len(objs), "unconnected": unconnected, "caches": caches, "cores": cores,
@@ -197,6 +200,7 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
     objects, _ = _harness(src)
     import m5
     import m5.options
+    from m5.params import NULL
 
     from schedlab.machine import load_machine
 
@@ -235,6 +239,11 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
             "cpu": type(board.processor.cores[0].core).__name__,
             "plan_json": (work / "plan.json").exists(),
             "hierarchy": type(board.cache_hierarchy).__name__,
+            "hierarchy_bases": [c.__name__ for c in type(board.cache_hierarchy).__mro__],
+            "cache_timing": {c.get_name(): [int(c.tag_latency), int(c.data_latency),
+                                            int(c.response_latency), c.prefetcher is NULL]
+                             for c in board.cache_hierarchy.descendants()
+                             if isinstance(c, objects.Cache)},
             "mem_mode": str(board.mem_mode),
             "switched_out": [bool(c.core.switched_out) for c in board.processor.cores],
             "detailed": [[type(c.core).__name__, bool(c.core.switched_out),
@@ -291,11 +300,21 @@ if __name__ != "__main__":
     def test_hector_numa_paths_carry_the_delay_knob():
         d = dry("hector", "timing", ["memory.delay.cycles=16"])
         # core 5 (station 1): own module 19 cycles, station 29 (+10), remote 85 (+66)
-        assert d["links"]["req_l1d_5_local"] == {"frontend_latency": 0, "to": ["bank_bus_5"]}
-        assert d["links"]["req_l1d_5_node"]["frontend_latency"] == 10
-        assert d["links"]["req_l1d_5_node"]["to"] == ["bank_bus_4", "bank_bus_6", "bank_bus_7"]
-        assert d["links"]["req_l1d_5_remote"]["frontend_latency"] == 85 - 19
-        assert len(d["links"]["req_l1d_5_remote"]["to"]) == 12
+        links = {name[len("req_l1d_5_"):]: link for name, link in d["links"].items()
+                 if name.startswith("req_l1d_5_")}
+        assert len(links) == 16 and all(l["from"] == "req_l1d_5" for l in links.values())
+        assert all(links[f"bank{i}"]["to"] == f"bank_bus_{i}" for i in range(16))
+        extra = {name: l["latency"][0] for name, l in links.items()}
+        assert extra["bank5"] == 0
+        assert [extra[f"bank{i}"] for i in (4, 6, 7)] == [10, 10, 10]
+        assert sorted(set(extra.values())) == [0, 10, 85 - 19]
+        assert sum(1 for v in extra.values() if v == 85 - 19) == 12
+        # A link is one line that keeps nothing it forwards, answering for its bank only,
+        # and charges its extra cycles on the way to the bank.
+        assert links["bank9"] == {"type": "NumaLinkCache", "latency": [66, 66, 0],
+                                  "size": 16, "clusivity": "mostly_excl",
+                                  "ranges": [[144 << 20, 160 << 20]],
+                                  "from": "req_l1d_5", "to": "bank_bus_9"}
         assert d["banks"][5] == [80 << 20, 96 << 20]   # module 5 of 16 MiB (raised memory)
         assert d["caches"]["l1d_5"]["mem_side"].startswith("board.cache_hierarchy.req_l1d_5.")
 
@@ -331,13 +350,27 @@ if __name__ != "__main__":
         assert [x[:2] for x in d["detailed"]] == [[want, True]] * 4
         assert [x[2][1] >> 24 for x in d["detailed"]] == [0, 1, 2, 3]   # APIC ids
 
-    def test_stock_hierarchy_for_the_overhead_benchmark(tmp_path):
+    @pytest.mark.parametrize("hierarchy", ["stock", "stock-matched"])
+    def test_stock_hierarchy_for_the_overhead_benchmark(hierarchy, tmp_path):
         out = subprocess.run([sys.executable, __file__, "script", GEM5_SRC, "run",
-                              "clovertown-e5320-mup", "o3", str(tmp_path), "stock"],
+                              "clovertown-e5320-mup", "o3", str(tmp_path), hierarchy],
                              capture_output=True, text=True, cwd=REPO, timeout=600)
         assert out.returncode == 0, out.stderr[-3000:]
         d = json.loads(out.stdout.strip().splitlines()[-1])
-        assert d["hierarchy"] == "PrivateL1SharedL2CacheHierarchy"
+        assert "PrivateL1SharedL2CacheHierarchy" in d["hierarchy_bases"]
+        timing = d["cache_timing"]
+        plan = plan_from_dict(load_machine("clovertown-e5320-mup").to_dict())
+        l1d, l2 = plan.instances("l1d")[0], plan.instances("l2")[0]
+        if hierarchy == "stock":
+            # As gem5 ships it: its own latencies, stride prefetchers on.
+            assert timing["l2cache"] == [10, 10, 1, False]
+        else:
+            # Timed as our hierarchy and without prefetchers: the same simulated machine.
+            assert timing["l2cache"] == [l2.tag_latency, l2.data_latency,
+                                         l2.response_latency, True]
+            assert timing["l1dcaches0"] == [l1d.tag_latency, l1d.data_latency,
+                                             l1d.response_latency, True]
+            assert all(t[3] for t in timing.values())
 
 
 if __name__ == "__main__":

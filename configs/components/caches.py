@@ -8,7 +8,13 @@ path takes ``response_latency`` cycles. No prefetcher: the catalogue notes that 
 parts' prefetchers are not modelled.
 """
 
-from m5.objects import Cache
+from m5.objects import AddrRange, Cache
+
+# A NUMA link cache must never be what limits the requests in flight: more MSHRs and write
+# buffers than any requester above it has (an LLC: 20 MSHRs + 8 write buffers; a core's two
+# L1s: 2 x 16 MSHRs).
+LINK_MSHRS = 64
+LINK_TARGETS = 16
 
 
 class PlanCache(Cache):
@@ -29,3 +35,34 @@ class PlanCache(Cache):
         self.clusivity = "mostly_incl"
         # Whether the L1 lookups are counted as I- or D-side is in the object name
         # (l1i_0, l1d_0), which the stats parser keeps.
+
+
+class NumaLinkCache(Cache):
+    """The path from one requester of a NUMA machine (an LLC instance, or one core's L1s when
+    there is no shared cache) to one memory bank: Westmere's QPI link to the other socket,
+    Hector's station bus or ring, or, with no extra latency, the way to the local bank.
+
+    It is a cache of a single line because gem5's classic crossbars cannot be chained in
+    timing mode: a crossbar forwarding a snoop response has no way to hold it when the next
+    crossbar refuses it ("was not expecting a snoop retry"), while a cache queues it. A cache,
+    unlike gem5's MemDelay, also takes part in coherence: nothing crossing it is invisible
+    to snoops. It charges ``extra_cycles`` on every request and snoop passing towards the
+    bank (and on a snoop's answer), forwards fills without keeping them (mostly exclusive)
+    and so only ever holds the last dirty line written back through it.
+    """
+
+    def __init__(self, extra_cycles: int, line_bytes: int, bank_start: int, bank_size: int):
+        super().__init__()
+        self.size = f"{line_bytes}B"
+        self.assoc = 1
+        self.tag_latency = extra_cycles
+        self.data_latency = extra_cycles
+        self.response_latency = 0
+        # Never the bottleneck: more than everything the requester above can have in flight.
+        self.mshrs = LINK_MSHRS
+        self.tgts_per_mshr = LINK_TARGETS
+        self.write_buffers = LINK_MSHRS
+        self.writeback_clean = False
+        self.clusivity = "mostly_excl"
+        self.addr_ranges = [AddrRange(bank_start, size=bank_size)]
+

@@ -16,22 +16,22 @@ which Ruby's MESI protocols cannot do.
 NUMA wiring, and why: a classic crossbar charges the same latency to every requester, so
 per-requester latency needs per-requester paths. Each requester (the memory side of an LLC
 instance, or of a core's L1s when there is no shared cache) gets a coherent "router"
-crossbar; the router has one "link" crossbar per latency class (local, node, remote) whose
-frontend latency is the extra cycles of that class over local; each link reaches the
-coherent crossbar in front of every bank of its class, which is that bank's point of
+crossbar, and the router one link per memory bank: a one-line cache (NumaLinkCache) whose
+latency is the extra cycles of that bank's class (local, node, remote) over local. Each link
+reaches the coherent crossbar in front of its bank, which is that bank's point of
 coherence. For any one address the graph is a tree (one bank, one path per requester), so
-snoops reach each cache once. Addresses that are not memory (PIO, the local APICs, the m5op
-page) leave the routers through their default port to a non-coherent system bus that
-carries the X86Board's I/O bridges, interrupts and the functional system port. Uncached
-device DMA enters that bus through a bridge limited to memory ranges (the guest boots with
-pci=off and no disk, so none is expected).
+snoops reach each cache once. The links are caches rather than crossbars because gem5 cannot
+chain crossbars in timing mode (see NumaLinkCache). Addresses that are not memory (PIO, the
+local APICs, the m5op page) leave the routers through their default port to a non-coherent
+system bus that carries the X86Board's I/O bridges, interrupts and the functional system
+port. Uncached device DMA enters that bus through a bridge limited to memory ranges (the
+guest boots with pci=off and no disk, so none is expected).
 """
 
 from m5.params import NULL
 from m5.objects import (
     BadAddr,
     Bridge,
-    CoherentXBar,
     L2XBar,
     NoncoherentXBar,
     SystemXBar,
@@ -45,7 +45,7 @@ from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy i
 from gem5.components.cachehierarchies.classic.caches.mmu_cache import MMUCache
 from gem5.utils.override import overrides
 
-from .caches import PlanCache
+from .caches import NumaLinkCache, PlanCache
 
 # Page-table walker caches, as in gem5's stdlib hierarchies (8 KiB each, per core, I and D):
 # without them every x86 page walk would go to the next shared level uncached.
@@ -143,8 +143,10 @@ class PlanCacheHierarchy(AbstractClassicCacheHierarchy):
         (8 MiB) is smaller than Westmere's two 12 MiB L3s or the E5440's two 6 MiB L2s,
         and a full snoop filter panics the simulation."""
         from m5.objects import CoherentXBar as Coherent
+        mem = self._plan.memory
         total = (sum(c.size for c in self._plan.caches)
-                 + 2 * num_cores * MMU_CACHE_BYTES)
+                 + 2 * num_cores * MMU_CACHE_BYTES
+                 + len(mem.requesters) * len(mem.banks) * self._plan.line)
         capacity = max(8 << 20, 1 << (total - 1).bit_length())
         for xbar in self.descendants():
             if isinstance(xbar, Coherent) and xbar.snoop_filter is not NULL:
@@ -176,20 +178,14 @@ class PlanCacheHierarchy(AbstractClassicCacheHierarchy):
             # Anything that is not memory (PIO, APICs, m5ops) goes to the system bus.
             router.default = self.membus.cpu_side_ports
             router.use_default_range = False
-            for cls in ("local", "node", "remote"):
-                banks = [i for i, c in enumerate(r.bank_class) if c == cls]
-                if not banks:
-                    continue
-                extra = r.bank_latency_cycles[banks[0]] - mem.local_cycles
-                assert all(r.bank_latency_cycles[i] - mem.local_cycles == extra for i in banks)
-                link = CoherentXBar(width=64, frontend_latency=max(0, extra), forward_latency=0,
-                                    response_latency=0, snoop_response_latency=0,
-                                    header_latency=0, point_of_coherency=False,
-                                    point_of_unification=False)
-                setattr(self, f"{r.name}_{cls}", link)
-                router.mem_side_ports = link.cpu_side_ports
-                for i in banks:
-                    link.mem_side_ports = bank_buses[i].cpu_side_ports
+            for i, bank in enumerate(mem.banks):
+                link = NumaLinkCache(extra_cycles=r.bank_latency_cycles[i] - mem.local_cycles,
+                                     line_bytes=plan.line, bank_start=bank.start,
+                                     bank_size=bank.size)
+                # Named <requester>_bank<i>: the statistics count each path's traffic.
+                setattr(self, f"{r.name}_bank{i}", link)
+                link.cpu_side = router.mem_side_ports
+                link.mem_side = bank_buses[i].cpu_side_ports
             for core in r.cores:
                 router_of[core] = router
         return lambda cores: router_of[cores[0]].cpu_side_ports
