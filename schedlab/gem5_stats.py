@@ -140,14 +140,39 @@ class TaskAttribution:
         return {str(pid): t for pid, t in sorted(self.totals.items())}
 
 
-def region_metrics(dump: dict) -> dict[str, float]:
+def numa_traffic(dump: dict, requesters) -> dict[str, float]:
+    """Memory accesses of one region by NUMA latency class, from the statistics of the NUMA
+    links (``req_<llc>_bank<i>``, configs/components/caches.py ``NumaLinkCache``).
+
+    ``requesters`` are the plan's ``MemoryPlan.requesters`` (objects or their dicts).
+    Returns ``numa_<class>_accesses`` for local, node (another bank of the same node) and
+    remote, and ``numa_local_share``; empty for machines without NUMA links."""
+    counts: dict[str, float] = {}
+    for r in requesters:
+        name = r["name"] if isinstance(r, dict) else r.name
+        classes = r["bank_class"] if isinstance(r, dict) else r.bank_class
+        for bank, cls in enumerate(classes):
+            n = dump.get(f"board.cache_hierarchy.{name}_bank{bank}.demandAccesses::total")
+            if n is not None:
+                counts[cls] = counts.get(cls, 0.0) + _f(n)
+    if not counts:
+        return {}
+    out = {f"numa_{cls}_accesses": counts.get(cls, 0.0) for cls in ("local", "node", "remote")}
+    total = sum(counts.values())
+    out["numa_local_share"] = counts.get("local", 0.0) / total if total else math.nan
+    return out
+
+
+def region_metrics(dump: dict, numa_requesters=()) -> dict[str, float]:
     """The numbers a results table shows for one region of interest (one dump).
 
     ``ipc`` and ``cycles`` are the busiest core's (the one that committed most instructions:
     the workload's, when it is pinned or alone); ``insts`` and the misses count every core,
     so ``<cache>_mpki`` (misses per 1000 instructions, summed over the instances of a
-    catalogue cache such as l2_0 and l2_1) describes the whole machine. Per-task numbers
-    come from task attribution instead (``run.py run --attribute-tasks``)."""
+    catalogue cache such as l2_0 and l2_1) describes the whole machine. On NUMA machines
+    (``numa_requesters`` = the plan's memory requesters) the memory accesses by latency
+    class are added (:func:`numa_traffic`). Per-task numbers come from task attribution
+    instead (``run.py run --attribute-tasks``)."""
     cores = core_summary(dump)
     out: dict[str, float] = {"sim_seconds": _f(dump.get("simSeconds"))}
     if cores:
@@ -163,6 +188,7 @@ def region_metrics(dump: dict) -> dict[str, float]:
     for cache, m in sorted(misses.items()):
         out[f"{cache}_misses"] = m
         out[f"{cache}_mpki"] = 1000.0 * m / insts if insts else math.nan
+    out.update(numa_traffic(dump, numa_requesters))
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Callable
 
 from . import kernel, kernel_params, paths, qemu, workloads
 from .errors import UserError
+from .gem5_plan import plan_from_dict
 from .gem5_stats import region_metrics, task_metrics
 from .guest import GUEST_BIN, GuestJob, GuestSpec, parse_console
 from .image import build_image, extra_archive
@@ -280,7 +281,8 @@ def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
             "workitem_stats": False, "timeout": _timeout(prepared.request)}
     outcome = gem5.run(spec, out, progress)
     # One region of interest per job repetition, in the order the guest ran them.
-    regions = [region_metrics(d) for d in outcome["stats"] if d.get("schedlab.roi")]
+    requesters = plan_from_dict(prepared.machine.to_dict()).memory.requesters
+    regions = [region_metrics(d, requesters) for d in outcome["stats"] if d.get("schedlab.roi")]
     attribution = (outcome.get("attribution") or {}).get("regions")
     return outcome["console"], {"name": "gem5", "cpu": spec["cpu"],
                                 "stats_dumps": len(outcome["stats"]),

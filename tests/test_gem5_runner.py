@@ -6,7 +6,8 @@ image every user run boots (busybox runner, launcher, all workloads), so they ch
 - the guest of every machine in SCHEDLAB_GEM5_TEST_MACHINES (default: Clovertown MUP) sees
   the modelled LLC groups and NUMA nodes (schedlab.gem5_check against the runner's facts);
 - a workload's region of interest becomes IPC and misses per kilo-instruction in
-  results.json, with 0 < IPC <= issue width;
+  results.json, with 0 < IPC <= issue width; on NUMA machines its memory traffic stays on
+  its own node's banks (the guest's nodes are the model's banks);
 - per-task attribution (kernel.sched_m5_switch, kernel-patches/0004): a workload sharing
   CPU 0 with a background task gets its own counters, and the number of times gem5 saw it
   switched out equals the kernel's own count of its context switches.
@@ -62,10 +63,34 @@ def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
     # memlat's random walk misses the L1 D-cache on most of its 1e6 dependent loads.
     assert job["gem5"]["l1d_misses"] > 500_000
     assert job["gem5"]["insts"] > 4_000_000
+    if len(machine["nodes"]) > 1:
+        _assert_job_memory_is_node_local(machine, run_dir, job["gem5"])
     info = json.loads((run_dir / "gem5.json").read_text())
     assert info["gem5_version"].startswith("24.0") and info["cpu"] == cpu
     if os.environ.get("SCHEDLAB_UPDATE_FIXTURES"):
         (FIXTURES / f"facts-{name}.json").write_text(json.dumps(res["facts"], indent=1) + "\n")
+
+
+def _assert_job_memory_is_node_local(machine, run_dir, metrics):
+    """The guest's NUMA nodes are the model's banks: the pages memlat (pinned to CPU 0)
+    writes are allocated on CPU 0's node (Linux's first touch), so the exclusive requests
+    (store misses, page zeroing) from CPU 0's caches go over the links to that node's banks.
+    Reads also fetch shared pages (the program's text in the page cache, kernel data) that
+    may lie on any node, so they are not expected to be local."""
+    from schedlab.gem5_plan import plan_from_dict
+    plan = plan_from_dict(machine)
+    dumps = json.loads((run_dir / "stats.json").read_text())
+    roi = [d for d in dumps if d.get("schedlab.roi")][0]
+    requester = next(r for r in plan.memory.requesters if 0 in r.cores)
+    exclusive = {"local": 0, "node": 0, "remote": 0}
+    for bank, cls in enumerate(requester.bank_class):
+        exclusive[cls] += roi.get(f"board.cache_hierarchy.{requester.name}_bank{bank}"
+                                  f".ReadExReq.accesses::total", 0)
+    on_node = exclusive["local"] + exclusive["node"]
+    assert on_node > 1000, exclusive
+    assert exclusive["remote"] < 0.1 * on_node, exclusive
+    # The machine-wide split by latency class reaches results.json.
+    assert metrics["numa_local_accesses"] > 0 and 0 < metrics["numa_local_share"] < 1
 
 
 def test_task_attribution_charges_the_workload_its_own_counters(results_dir):

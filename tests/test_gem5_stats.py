@@ -61,3 +61,39 @@ def test_task_attribution_between_switches():
                            "9": {"switches": 1, "cycles": 60, "insts": 50}}
     a.clear()
     assert a.to_dict() == {}
+
+
+NUMA_FIXTURE = DATA / "roi-westmere-x5660-o3.txt.gz"
+
+
+def test_numa_traffic_by_latency_class_on_real_westmere_stats():
+    """The memory accesses of a region by NUMA latency class, from the statistics of the
+    links of a real Westmere O3 run (memlat pinned to CPU 0; see tests/data/gem5/README.md)."""
+    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.gem5_stats import numa_traffic
+    from schedlab.machine import load_machine
+
+    (roi,) = parse_stats(gzip.open(NUMA_FIXTURE, "rt").read())
+    plan = plan_from_dict(load_machine("westmere-x5660").to_dict())
+    links = {f"{r.name}_bank{b}": cls for r in plan.memory.requesters
+             for b, cls in enumerate(r.bank_class)}
+    # Socket i's L3 reaches bank i locally and the other socket's bank remotely.
+    assert links == {"req_l3_0_bank0": "local", "req_l3_0_bank1": "remote",
+                     "req_l3_1_bank0": "remote", "req_l3_1_bank1": "local"}
+    count = {name: roi[f"board.cache_hierarchy.{name}.demandAccesses::total"] for name in links}
+    assert all(n > 0 for n in count.values())
+
+    t = numa_traffic(roi, plan.memory.requesters)
+    assert t["numa_local_accesses"] == count["req_l3_0_bank0"] + count["req_l3_1_bank1"]
+    assert t["numa_remote_accesses"] == count["req_l3_0_bank1"] + count["req_l3_1_bank0"]
+    assert t["numa_node_accesses"] == 0
+    assert t["numa_local_share"] == pytest.approx(
+        t["numa_local_accesses"] / (t["numa_local_accesses"] + t["numa_remote_accesses"]))
+    # Every L3 miss crosses exactly one link, so the links' demand accesses are about the
+    # L3s' demand misses.
+    l3_misses = sum(roi[f"board.cache_hierarchy.l3_{i}.demandMisses::total"] for i in (0, 1))
+    assert 0.9 * l3_misses < sum(count.values()) < 1.2 * l3_misses
+    # The same numbers reach results.json through region_metrics; no links, no NUMA keys.
+    assert region_metrics(roi, plan.memory.requesters)["numa_local_share"] == t["numa_local_share"]
+    assert "numa_local_share" not in region_metrics(roi)
+    assert numa_traffic(roi, ()) == {}
