@@ -67,18 +67,20 @@ def measure(gem5_json: dict) -> dict:
             "cycles_per_s": round(cycles / max(secs, 1e-3))}
 
 
-def run_one(name: str, cpu: str, hierarchy: str) -> dict:
+def run_one(name: str, cpu: str, hierarchy: str, rep: int = 1) -> dict:
+    """One restore-and-run of the fixed workload. The first repetition with our hierarchy
+    is a normal run (results/, its guest's facts); repetitions and the stock hierarchies
+    (benchmark-only boards) run outside results/, where a repeated spec would be reused."""
     request = RunRequest(machine=name, backend="gem5", cpu=cpu, jobs=(WORKLOAD,),
                          label={"bench": "gem5"})
     prepared = prepare(request, progress=print)
-    if hierarchy == "plan":
+    if hierarchy == "plan" and rep == 1:
         run_dir = execute(prepared, progress=print)
         info = json.loads((run_dir / "gem5.json").read_text())
         results = json.loads((run_dir / "results.json").read_text())
         return {"cpu": cpu, "hierarchy": "plan", "run": run_dir.name, **measure(info),
                 "checkpoint": info["checkpoint"], "ok": results["ok"],
                 "facts": results["facts"], "gem5": results["jobs"][0].get("gem5")}
-    # The stock hierarchy is a benchmark-only board: run it outside results/.
     spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
             "kernel_build": prepared.kernel, "image_build": prepared.image,
             "workitem_stats": False, "hierarchy": hierarchy}
@@ -120,6 +122,9 @@ def main() -> int:
     p.add_argument("--stock", action="store_true",
                    help="also run gem5's stock PrivateL1SharedL2CacheHierarchy where possible, "
                         "as shipped and timed like ours")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="run every (machine, cpu, hierarchy) this many times, interleaved, "
+                        "and compare hierarchies by their fastest run (host noise)")
     p.add_argument("--attribution", action="store_true",
                    help="measure per-task attribution's overhead on the first machine "
                         "(memlat sharing CPU 0 with a busy task, without and with)")
@@ -130,6 +135,7 @@ def main() -> int:
     if args.report:
         records = [r for f in args.report for r in json.loads(f.read_text())["records"]]
         print(table([r for r in records if "attribution" not in r]))
+        print(overhead_table(records))
         print(attribution_table([r for r in records if "attribution" in r]))
         return 0
 
@@ -138,40 +144,69 @@ def main() -> int:
     records = []
     if args.json and args.json.exists():
         records = json.loads(args.json.read_text())["records"]
-    done = {(r["machine"], r["cpu"], r["hierarchy"]) for r in records
+    done = {(r["machine"], r["cpu"], r["hierarchy"], r.get("rep", 1)) for r in records
             if "attribution" not in r}
-    for name in names:
-        from schedlab.machine import load_machine
-        machine = load_machine(name).to_dict()
-        plan = plan_from_dict(machine)
-        cpus = [plan.default_cpu] if args.cpus == "default" else args.cpus.split(",")
-        for cpu in cpus:
-            hierarchies = (["plan", "stock", "stock-matched"]
-                           if args.stock and plan.has_one_shared_l2() else ["plan"])
-            for hierarchy in hierarchies:
-                key = (name, cpu, hierarchy)
-                if key in done:
-                    continue
-                t0 = time.monotonic()
-                try:
-                    rec = run_one(name, cpu, hierarchy)
-                except UserError as e:
-                    rec = {"cpu": cpu, "hierarchy": key[2], "error": str(e).splitlines()[0]}
-                rec = {"machine": name, "cores": machine["cores"], **rec,
-                       "wall_s": round(time.monotonic() - t0, 1)}
-                if "facts" in rec:
-                    rec["topology_problems"] = gem5_check.topology_problems(machine,
-                                                                           rec.pop("facts"))
-                print(json.dumps({k: v for k, v in rec.items() if k != "checkpoint"}),
-                      flush=True)
-                records.append(rec)
-                save(args.json, binary, records)
+    # Repetitions outermost, so that every configuration meets the same mix of host load.
+    for rep in range(1, args.repeat + 1):
+        for name, machine, cpu, hierarchy in configurations(names, args.cpus, args.stock):
+            if (name, cpu, hierarchy, rep) in done:
+                continue
+            t0 = time.monotonic()
+            try:
+                rec = run_one(name, cpu, hierarchy, rep)
+            except UserError as e:
+                rec = {"cpu": cpu, "hierarchy": hierarchy, "error": str(e).splitlines()[0]}
+            rec = {"machine": name, "cores": machine["cores"], **rec, "rep": rep,
+                   "wall_s": round(time.monotonic() - t0, 1)}
+            if "facts" in rec:
+                rec["topology_problems"] = gem5_check.topology_problems(machine,
+                                                                       rec.pop("facts"))
+            print(json.dumps({k: v for k, v in rec.items() if k != "checkpoint"}), flush=True)
+            records.append(rec)
+            save(args.json, binary, records)
     if args.attribution and not any("attribution" in r for r in records):
         records += attribution_overhead(names[0], "timing")
         save(args.json, binary, records)
     print(table([r for r in records if "attribution" not in r]))
+    print(overhead_table(records))
     print(attribution_table([r for r in records if "attribution" in r]))
     return 0
+
+
+def configurations(names: list[str], cpus: str, stock: bool):
+    """(name, machine dict, cpu, hierarchy) for every run one repetition makes."""
+    from schedlab.machine import load_machine
+    out = []
+    for name in names:
+        machine = load_machine(name).to_dict()
+        plan = plan_from_dict(machine)
+        for cpu in [plan.default_cpu] if cpus == "default" else cpus.split(","):
+            hierarchies = (["plan", "stock", "stock-matched"]
+                           if stock and plan.has_one_shared_l2() else ["plan"])
+            out += [(name, machine, cpu, h) for h in hierarchies]
+    return out
+
+
+def overhead_table(records: list[dict]) -> str:
+    """Per machine and CPU model: each hierarchy's fastest region of interest over the
+    repetitions, and ours relative to the stock ones (> 1: ours is slower)."""
+    best: dict[tuple, dict[str, list[float]]] = {}
+    for r in records:
+        if "error" not in r and "attribution" not in r:
+            best.setdefault((r["machine"], r["cpu"]), {}).setdefault(
+                r["hierarchy"], []).append(r["roi_host_s"])
+    lines = ["| machine | cpu | runs each | ROI host s: plan | stock | stock-matched "
+             "| plan / stock | plan / stock-matched |", "|---|---|---|---|---|---|---|---|"]
+    for (machine, cpu), by in best.items():
+        if not {"plan", "stock", "stock-matched"} <= set(by):
+            continue
+        fastest = {h: min(t) for h, t in by.items()}
+        lines.append(f"| {machine} | {cpu} | {min(len(t) for t in by.values())} "
+                     f"| {fastest['plan']:.2f} | {fastest['stock']:.2f} "
+                     f"| {fastest['stock-matched']:.2f} "
+                     f"| {fastest['plan'] / fastest['stock']:.2f} "
+                     f"| {fastest['plan'] / fastest['stock-matched']:.2f} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def attribution_table(records: list[dict]) -> str:
