@@ -193,6 +193,25 @@ class _Instantiate(Exception):
     pass
 
 
+def _param_values(obj) -> dict:
+    """A cache's or crossbar's parameters as comparable text (child objects by type and
+    their own parameters, address ranges by value), without names."""
+    from m5.SimObject import SimObject
+    out = {}
+    for name in sorted(obj._params.keys()):
+        if name in ("eventq_index", "power_state"):
+            continue
+        value = getattr(obj, name)
+        if isinstance(value, SimObject):
+            out[name] = [type(value).__name__, _param_values(value)]
+        elif isinstance(value, list):
+            out[name] = [str(v) if not hasattr(v, "start") else f"{v.start}-{v.end}"
+                         for v in value]
+        else:
+            out[name] = str(value)
+    return out
+
+
 def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
                 hierarchy: str = "plan", fast_forward: str = "") -> dict:
     """Run configs/schedlab_gem5.py itself up to m5.instantiate (argument handling, plan,
@@ -244,6 +263,9 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
                                             int(c.response_latency), c.prefetcher is NULL]
                              for c in board.cache_hierarchy.descendants()
                              if isinstance(c, objects.Cache)},
+            "memory_params": {o.get_name(): _param_values(o)
+                              for o in board.cache_hierarchy.descendants()
+                              if isinstance(o, (objects.Cache, objects.BaseXBar))},
             "mem_mode": str(board.mem_mode),
             "switched_out": [bool(c.core.switched_out) for c in board.processor.cores],
             "detailed": [[type(c.core).__name__, bool(c.core.switched_out),
@@ -371,6 +393,32 @@ if __name__ != "__main__":
             assert timing["l1dcaches0"] == [l1d.tag_latency, l1d.data_latency,
                                              l1d.response_latency, True]
             assert all(t[3] for t in timing.values())
+
+
+    def test_matched_stock_hierarchy_is_our_machine_object_for_object(tmp_path):
+        # On a machine with one shared L2, our hierarchy and the stock one timed like ours
+        # build the same caches and crossbars with the same parameters: the overhead
+        # benchmark then compares two identical simulated machines, and any difference in
+        # host time is noise (bench/gem5.md).
+        got = {}
+        for hierarchy in ("plan", "stock-matched"):
+            (tmp_path / hierarchy).mkdir()
+            out = subprocess.run([sys.executable, __file__, "script", GEM5_SRC, "run",
+                                  "clovertown-e5320-mup", "timing", str(tmp_path / hierarchy),
+                                  hierarchy], capture_output=True, text=True, cwd=REPO,
+                                 timeout=600)
+            assert out.returncode == 0, out.stderr[-3000:]
+            got[hierarchy] = json.loads(out.stdout.strip().splitlines()[-1])["memory_params"]
+        ours, stock = got["plan"], got["stock-matched"]
+        same_role = {"membus": "membus", "iocache": "iocache", "bus_l2_0": "l2bus",
+                     "l2_0": "l2cache"}
+        for i in range(2):
+            same_role.update({f"l1d_{i}": f"l1dcaches{i}", f"l1i_{i}": f"l1icaches{i}",
+                              f"iptw_caches{i}": f"iptw_caches{i}",
+                              f"dptw_caches{i}": f"dptw_caches{i}"})
+        assert sorted(ours) == sorted(same_role) and sorted(stock) == sorted(same_role.values())
+        for mine, theirs in same_role.items():
+            assert ours[mine] == stock[theirs], mine
 
 
 if __name__ == "__main__":
