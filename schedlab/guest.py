@@ -43,10 +43,12 @@ class GuestSpec:
     files: tuple[tuple[str, str], ...] = ()
     trace_events: tuple[str, ...] = ()
     background: tuple[GuestJob, ...] = ()
+    trace_buffer_kb: int = 8192    # per CPU
 
     def render(self) -> str:
         q = shlex.quote
-        lines = [f"NONCE={q(self.nonce)}", "run_spec() {"]
+        lines = [f"NONCE={q(self.nonce)}", f"TRACE_BUFFER_KB={int(self.trace_buffer_kb)}",
+                 "run_spec() {"]
         lines += [f"\tsysctl_set {q(k)} {q(v)}" for k, v in self.sysctl]
         lines += [f"\tfile_set {q(k)} {q(v)}" for k, v in self.files]
         if self.trace_events:

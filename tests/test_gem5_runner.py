@@ -50,13 +50,16 @@ def _run(request):
 def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
     from schedlab.gem5_check import topology_problems
     from schedlab.machine import load_machine
-    from schedlab.runs import RunRequest, WorkloadRequest
+    from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest
     machine = load_machine(name).to_dict()
     cpu = "o3" if machine["pipeline"]["kind"] == "out-of-order" else "timing"
     run_dir, res = _run(RunRequest(machine=name, backend="gem5", cpu=cpu,
                                    jobs=(WorkloadRequest("memlat", cpus="0"),), timeout=3 * 3600))
     assert res["ok"], res["errors"]
     assert topology_problems(machine, res["facts"]) == []
+    # gem5 runs trace into small per-CPU buffers (cheap to set up, little guest memory).
+    want = TRACE_BUFFER_KB["gem5"]
+    assert want <= int(res["facts"]["trace.buffer_size_kb"]) < 1.01 * want
     job = res["jobs"][0]
     width = machine["pipeline"]["width"] if cpu == "o3" else 1
     assert 0 < job["gem5"]["ipc"] <= width

@@ -27,6 +27,22 @@ def test_rendered_spec_passes_arguments_through_the_shell_unchanged():
     assert out[12] == "" and "nonce=n1" in out
 
 
+def test_trace_buffer_is_sized_per_backend():
+    from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest, prepare
+    sizes = {}
+    for backend in ("qemu", "gem5"):
+        request = RunRequest(machine="hector", backend=backend,
+                             jobs=(WorkloadRequest("memlat", cpus="4"),))
+        prepared = prepare(request, progress=lambda line: None)  # kernel and image cached
+        assert prepared.spec["trace_buffer_kb"] == TRACE_BUFFER_KB[backend]
+        text = prepared.guest.render()
+        sizes[backend] = [line for line in text.splitlines()
+                          if line.startswith("TRACE_BUFFER_KB=")]
+    # gem5 runs are milliseconds of simulated time: a small buffer, little set-up work and
+    # little of Hector's 16 MiB modules.
+    assert sizes == {"qemu": ["TRACE_BUFFER_KB=8192"], "gem5": ["TRACE_BUFFER_KB=1024"]}
+
+
 def test_console_parsing_keeps_only_this_runs_lines():
     payload = base64.b64encode(gzip.compress(b"a,b\n1,2\n")).decode()
     console = "\n".join([

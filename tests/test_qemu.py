@@ -10,7 +10,7 @@ import pytest
 from schedlab import qemu
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
-from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest, execute, prepare
 
 # Clovertown with one memory node per chip: 4 vCPUs in 2 NUMA nodes, an L2 per chip.
 TWO_NODES = ("nodes=2", "memory.latency.remote=150ns")
@@ -54,6 +54,10 @@ def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
     # The scheduler's LLC domain spans the modelled L2 groups: {0,1} = 0x3, {2,3} = 0xc.
     assert facts["cpu0.domain0.span"].lstrip("0") == "3"
     assert facts["cpu2.domain0.span"].lstrip("0") == "c"
+    # The default policy traces scheduler events into a per-CPU buffer sized for QEMU runs
+    # (the kernel rounds it up to whole buffer pages).
+    want = TRACE_BUFFER_KB["qemu"]
+    assert want <= int(facts["trace.buffer_size_kb"]) < 1.01 * want
     assert [j["rep"] for j in res["jobs"]] == [1, 2]
     memlat = res["jobs"][0]["metrics"]
     assert memlat["accesses"] == 1_000_000 and memlat["accesses_per_sec"] > 0
