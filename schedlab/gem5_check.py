@@ -4,7 +4,8 @@ The in-guest runner reports what Linux built (``disk-images/rootfs/init``, repor
 per CPU its package id, core siblings and scheduling-domain spans, and the NUMA nodes. On
 gem5 these must follow the catalogue: the cores sharing a last-level cache form one package
 (gem5_plan's CPUID values say so) with a multi-core (MC) scheduling domain spanning exactly
-them, and the NUMA nodes (numa_emu_cpus of kernel-patches/0003) hold the catalogue's cores.
+them, and the NUMA nodes (numa_emu_cpus of kernel-patches/0003) hold the catalogue's cores
+and the memory of the model's banks for that node.
 """
 
 from __future__ import annotations
@@ -57,4 +58,25 @@ def topology_problems(machine: dict, facts: dict[str, str]) -> list[str]:
                 problems.append(f"node{k}: guest CPUs {seen}, modelled {format_cpus(node)}")
         if f"node{len(nodes)}.cpus" in facts:
             problems.append(f"guest has more than the modelled {len(nodes)} NUMA nodes")
+        problems += _node_memory_problems(plan, facts)
+    return problems
+
+
+# A node's MemTotal leaves out what the kernel reserved on it (its image, page tables, the
+# firmware's hole): a few percent on node 0.
+NODE_MEMORY_SLACK = 0.9
+
+
+def _node_memory_problems(plan, facts: dict[str, str]) -> list[str]:
+    """The guest's nodes must be the model's banks: each node's memory about the size of its
+    banks, or the latency classes the model charges would not be the guest's nodes."""
+    problems = []
+    for node, _, size in plan.memory.node_ranges():
+        seen = facts.get(f"node{node}.mem_kb")
+        if seen is None:
+            continue
+        kib = size >> 10
+        if not NODE_MEMORY_SLACK * kib <= int(seen) <= kib:
+            problems.append(f"node{node}: guest memory {int(seen) >> 10} MiB, modelled banks "
+                            f"{kib >> 10} MiB")
     return problems

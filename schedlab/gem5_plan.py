@@ -22,10 +22,13 @@ from dataclasses import asdict, dataclass, field
 # The X86Board maps all memory below the 3 GiB I/O hole (gem5 v24 x86_board.py raises
 # an exception for more); machines with more memory are capped and say so.
 X86_BOARD_MAX_MEMORY = 3 << 30
-# Below this a node cannot hold the Linux guest (kernel plus a ~30 MiB initramfs) and Linux
-# emulates no NUMA node smaller than 32 MiB; Hector's 16 MiB stations are raised to it, and
-# only the size changes: sharing and latencies stay as catalogued.
-GUEST_MIN_NODE_MEMORY = 64 << 20
+# Smaller NUMA nodes are raised to this (Hector's 16 MiB stations); only the size changes,
+# sharing and latencies stay as catalogued. The guest's numa=fake=N splits memory in 32 MiB
+# steps and charges the firmware's hole below 1 MiB to node 0: with 64 MiB nodes it made
+# node 0 = 0-64 MiB plus the top 32 MiB and left node 3 with 32 MiB. Nodes of at least
+# 96 MiB, in whole 32 MiB steps, come out exactly as the banks (the last node then extends
+# to the end of memory), and hold the guest (kernel plus a 5 MiB initramfs) comfortably.
+GUEST_MIN_NODE_MEMORY = 96 << 20
 
 # CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (../shared/design.md):
 # leaf 1 EAX = family/model/stepping, EBX = APIC id << 24 | CLFLUSH line (8 x 8 B) | brand,

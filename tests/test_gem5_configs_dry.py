@@ -335,9 +335,9 @@ if __name__ != "__main__":
         # and charges its extra cycles on the way to the bank.
         assert links["bank9"] == {"type": "NumaLinkCache", "latency": [66, 66, 0],
                                   "size": 16, "clusivity": "mostly_excl",
-                                  "ranges": [[144 << 20, 160 << 20]],
+                                  "ranges": [[216 << 20, 240 << 20]],
                                   "from": "req_l1d_5", "to": "bank_bus_9"}
-        assert d["banks"][5] == [80 << 20, 96 << 20]   # module 5 of 16 MiB (raised memory)
+        assert d["banks"][5] == [120 << 20, 144 << 20]   # module 5 of 24 MiB (raised memory)
         assert d["caches"]["l1d_5"]["mem_side"].startswith("board.cache_hierarchy.req_l1d_5.")
 
 

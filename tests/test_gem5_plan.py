@@ -158,11 +158,11 @@ def test_override_reaches_plan():
 def test_hector_numa_banks_and_latencies():
     p = plan("hector")
     assert p.memory.numa and not p.memory.capped
-    # The catalogue's 4 x 16 MiB cannot hold the guest: raised to 64 MiB per station, noted.
-    assert p.memory.requested == 64 << 20 and p.memory.size == 4 * (64 << 20)
+    # The catalogue's 4 x 16 MiB cannot hold the guest: raised to 96 MiB per station, noted.
+    assert p.memory.requested == 64 << 20 and p.memory.size == 4 * (96 << 20)
     assert "raised" in p.memory.note and p.memory.note in p.notes
     assert len(p.memory.banks) == 16            # one module per processor
-    assert all(b.size == 16 << 20 for b in p.memory.banks)
+    assert all(b.size == 24 << 20 for b in p.memory.banks)
     assert [b.node for b in p.memory.banks] == [i // 4 for i in range(16)]
     r5 = next(r for r in p.memory.requesters if r.cores == (5,))
     assert r5.bank_class[5] == "local" and r5.bank_latency_cycles[5] == 19
@@ -205,3 +205,34 @@ def test_boot_args():
 ])
 def test_which_machines_the_stock_hierarchy_can_model(name, shared):
     assert plan(name).has_one_shared_l2() is shared
+
+
+def _numa_fake_split(total: int, hole: int, nodes: int) -> list[int]:
+    """Linux 6.1's numa=fake=N split (arch/x86/mm/numa_emulation.c, split_nodes_interleave)
+    of [0, total) with a firmware hole of ``hole`` bytes in the first node: node sizes."""
+    step = 32 << 20
+    size = (total - hole) // nodes
+    big = (size % step) * nodes // step
+    size -= size % step
+    out, start, nid = [0] * nodes, 0, 0
+    while start < total:
+        end = start + size + (step if nid < big else 0)
+        while end - start - (hole if start == 0 else 0) < size:
+            end += step
+        if total - end < size:
+            end = total
+        end = min(end, total)
+        out[nid % nodes] += end - start
+        start, nid = end, nid + 1
+    return out
+
+
+@pytest.mark.parametrize("name", ["hector", "westmere-x5660"])
+def test_numa_fake_splits_the_guest_memory_exactly_at_the_banks(name):
+    # gem5's X86Board leaves 0x9fc00-0xfffff out of the usable memory.
+    p = plan(name)
+    nodes = [size for _, _, size in p.memory.node_ranges()]
+    assert _numa_fake_split(p.memory.size, 0x100000 - 0x9fc00, len(nodes)) == nodes
+    # What went wrong with 64 MiB stations: node 0 got another 32 MiB, node 3 half its own.
+    assert _numa_fake_split(4 * (64 << 20), 0x100000 - 0x9fc00, 4) == [
+        96 << 20, 64 << 20, 64 << 20, 32 << 20]
