@@ -144,15 +144,13 @@ def numa_traffic(dump: dict, requesters) -> dict[str, float]:
     """Memory accesses of one region by NUMA latency class, from the statistics of the NUMA
     links (``req_<llc>_bank<i>``, configs/components/caches.py ``NumaLinkCache``).
 
-    ``requesters`` are the plan's ``MemoryPlan.requesters`` (objects or their dicts).
-    Returns ``numa_<class>_accesses`` for local, node (another bank of the same node) and
-    remote, and ``numa_local_share``; empty for machines without NUMA links."""
+    ``requesters`` are the plan's ``MemoryPlan.requesters``. Returns
+    ``numa_<class>_accesses`` for local, node (another bank of the same node) and remote,
+    and ``numa_local_share``; empty for machines without NUMA links."""
     counts: dict[str, float] = {}
     for r in requesters:
-        name = r["name"] if isinstance(r, dict) else r.name
-        classes = r["bank_class"] if isinstance(r, dict) else r.bank_class
-        for bank, cls in enumerate(classes):
-            n = dump.get(f"board.cache_hierarchy.{name}_bank{bank}.demandAccesses::total")
+        for bank, cls in enumerate(r.bank_class):
+            n = dump.get(f"board.cache_hierarchy.{r.name}_bank{bank}.demandAccesses::total")
             if n is not None:
                 counts[cls] = counts.get(cls, 0.0) + _f(n)
     if not counts:
