@@ -140,6 +140,11 @@ class RequesterPlan:
     bank_latency_cycles: tuple[int, ...]   # indexed by bank
     bank_class: tuple[str, ...]            # local | node | remote, indexed by bank
 
+    def link(self, bank: int) -> str:
+        """The name of the hierarchy's link from here to ``bank`` (its statistics' prefix
+        under board.cache_hierarchy)."""
+        return f"{self.name}_bank{bank}"
+
 
 @dataclass(frozen=True)
 class MemoryPlan:

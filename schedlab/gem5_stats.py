@@ -150,7 +150,7 @@ def numa_traffic(dump: dict, requesters) -> dict[str, float]:
     counts: dict[str, float] = {}
     for r in requesters:
         for bank, cls in enumerate(r.bank_class):
-            n = dump.get(f"board.cache_hierarchy.{r.name}_bank{bank}.demandAccesses::total")
+            n = dump.get(f"board.cache_hierarchy.{r.link(bank)}.demandAccesses::total")
             if n is not None:
                 counts[cls] = counts.get(cls, 0.0) + _f(n)
     if not counts:

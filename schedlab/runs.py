@@ -40,7 +40,7 @@ DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
 # Per-CPU trace buffer (KiB) when a policy traces scheduler events. A QEMU run lasts seconds
 # to minutes of guest time; a gem5 run simulates milliseconds to a second, a few thousand
 # switches per CPU at most (about 100 B each), and every buffer page costs simulated
-# allocation work at each run's start and guest memory (Hector's modules have 16 MiB).
+# allocation work at each run's start and guest memory (Hector's stations have 96 MiB).
 TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
 Progress = Callable[[str], None]
 
@@ -198,7 +198,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         "background": [asdict(j) for j in background],
         "user_programs": {n: hash_file(p) for n, p in sorted(user_programs.items())},
         "sizes": sorted({j.size for j in request.jobs}),
-        "trace_buffer_kb": TRACE_BUFFER_KB[request.backend] if policy.get("trace_events") else None,
+        "trace_buffer_kb": TRACE_BUFFER_KB[request.backend],
     }
     if request.attribute_tasks:  # only when on, so other runs keep their ids
         spec["attribute_tasks"] = True
@@ -212,7 +212,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         nonce=digest[:16], jobs=jobs, sysctl=sysctl,
         files=tuple(sorted((k, str(v)) for k, v in policy.get("files", {}).items())),
         trace_events=tuple(policy.get("trace_events", [])), background=background,
-        trace_buffer_kb=spec["trace_buffer_kb"] or TRACE_BUFFER_KB[request.backend])
+        trace_buffer_kb=spec["trace_buffer_kb"])
     return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs)
 
 

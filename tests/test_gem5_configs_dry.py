@@ -171,8 +171,8 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
     links = {}
     for r in plan.memory.requesters:
         for i, _ in enumerate(plan.memory.banks):
-            link = getattr(h, f"{r.name}_bank{i}")
-            links[f"{r.name}_bank{i}"] = {
+            link = getattr(h, r.link(i))
+            links[r.link(i)] = {
                 "type": type(link).__name__,
                 "latency": [int(link.tag_latency), int(link.data_latency),
                             int(link.response_latency)],

@@ -87,7 +87,7 @@ def _assert_job_memory_is_node_local(machine, run_dir, metrics):
     requester = next(r for r in plan.memory.requesters if 0 in r.cores)
     exclusive = {"local": 0, "node": 0, "remote": 0}
     for bank, cls in enumerate(requester.bank_class):
-        exclusive[cls] += roi.get(f"board.cache_hierarchy.{requester.name}_bank{bank}"
+        exclusive[cls] += roi.get(f"board.cache_hierarchy.{requester.link(bank)}"
                                   f".ReadExReq.accesses::total", 0)
     on_node = exclusive["local"] + exclusive["node"]
     assert on_node > 1000, exclusive

@@ -75,7 +75,7 @@ def test_numa_traffic_by_latency_class_on_real_westmere_stats():
 
     (roi,) = parse_stats(gzip.open(NUMA_FIXTURE, "rt").read())
     plan = plan_from_dict(load_machine("westmere-x5660").to_dict())
-    links = {f"{r.name}_bank{b}": cls for r in plan.memory.requesters
+    links = {r.link(b): cls for r in plan.memory.requesters
              for b, cls in enumerate(r.bank_class)}
     # Socket i's L3 reaches bank i locally and the other socket's bank remotely.
     assert links == {"req_l3_0_bank0": "local", "req_l3_0_bank1": "remote",

@@ -182,8 +182,8 @@ class PlanCacheHierarchy(AbstractClassicCacheHierarchy):
                 link = NumaLinkCache(extra_cycles=r.bank_latency_cycles[i] - mem.local_cycles,
                                      line_bytes=plan.line, bank_start=bank.start,
                                      bank_size=bank.size)
-                # Named <requester>_bank<i>: the statistics count each path's traffic.
-                setattr(self, f"{r.name}_bank{i}", link)
+                # Named per path (r.link(i)): the statistics count each path's traffic.
+                setattr(self, r.link(i), link)
                 link.cpu_side = router.mem_side_ports
                 link.mem_side = bank_buses[i].cpu_side_ports
             for core in r.cores:
