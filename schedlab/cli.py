@@ -14,6 +14,7 @@ import pandas as pd
 
 from . import experiments, kernel, paths, workloads
 from .errors import UserError
+from .gem5_plan import PlanError
 from .machine import format_cpus, format_size, load_machine, machine_names
 from .runs import BACKENDS, GEM5_CPUS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
 
@@ -296,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except UserError as e:
+    except (UserError, PlanError) as e:
         _say(f"error: {e}")
         sys.exit(1)
     except KeyboardInterrupt:

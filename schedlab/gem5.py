@@ -494,8 +494,8 @@ def _make_boot_command():
         from .machine import load_machine
         spec = load_machine(machine_name, list(overrides))
         machine = spec.to_dict()
+        plan = plan_from_dict(machine)    # bad input is reported before prerequisites
         binary = probe()
-        plan = plan_from_dict(machine)
         click.echo(plan.describe())
         kernel, image = _guest_builds(click.echo)
         cpt, meta = ensure_checkpoint(machine, kernel, image, progress=click.echo, cpu=cpu,

@@ -29,6 +29,7 @@ X86_BOARD_MAX_MEMORY = 3 << 30
 # 96 MiB, in whole 32 MiB steps, come out exactly as the banks (the last node then extends
 # to the end of memory), and hold the guest (kernel plus a 5 MiB initramfs) comfortably.
 GUEST_MIN_NODE_MEMORY = 96 << 20
+NUMA_FAKE_STEP = 32 << 20
 
 # CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (../shared/design.md):
 # leaf 1 EAX = family/model/stepping, EBX = APIC id << 24 | CLFLUSH line (8 x 8 B) | brand,
@@ -380,6 +381,12 @@ def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]
                 f"catalogue's {requested >> 20} MiB cannot hold the Linux guest; sharing and "
                 f"latencies are as catalogued")
         notes.append(note)
+    if len(nodes) > 1 and per_node % NUMA_FAKE_STEP:
+        raise PlanError(
+            f"{machine['name']}: NUMA node memory of {per_node / (1 << 20):g} MiB is not a "
+            f"whole number of {NUMA_FAKE_STEP >> 20} MiB steps, so the guest's numa=fake "
+            f"split would not fall on the banks; use a multiple of {NUMA_FAKE_STEP >> 20} MiB "
+            f"(--set memory.size_per_node=...)")
     local = int(mem["local_cycles"])
     node_c = mem.get("node_cycles")
     remote = mem.get("remote_cycles")

@@ -46,6 +46,9 @@ def _one_line_error(proc, fragment: str) -> None:
      "priority in 1..99"),
     (["run", "--machine", "niagara", "--workload", "memlat", "--sysctl", "oops"],
      "not KEY=VALUE"),
+    # The board plan's checks reach the user before gem5 is looked for.
+    (["boot", "--machine", "westmere-x5660", "--set", "memory.size_per_node=100MiB"],
+     "not a whole number of 32 MiB steps"),
 ])
 def test_bad_input_gives_one_line_errors(args, fragment):
     _one_line_error(run_cli(*args), fragment)

@@ -236,3 +236,21 @@ def test_numa_fake_splits_the_guest_memory_exactly_at_the_banks(name):
     # What went wrong with 64 MiB stations: node 0 got another 32 MiB, node 3 half its own.
     assert _numa_fake_split(4 * (64 << 20), 0x100000 - 0x9fc00, 4) == [
         96 << 20, 64 << 20, 64 << 20, 32 << 20]
+
+
+@pytest.mark.parametrize("name,per_node", [("westmere-x5660", "1000MiB"), ("hector", "112MiB")])
+def test_numa_nodes_off_the_split_step_are_refused(name, per_node):
+    with pytest.raises(PlanError, match="multiple of 32 MiB"):
+        plan(name, [f"memory.size_per_node={per_node}"])
+    # Why: the kernel's split of such a memory would not fall on the banks.
+    nodes = len(load_machine(name).nodes)
+    size = int(per_node.removesuffix("MiB")) << 20
+    assert _numa_fake_split(nodes * size, 0x100000 - 0x9fc00, nodes) != [size] * nodes
+
+
+@pytest.mark.parametrize("name,per_node", [("westmere-x5660", "1024MiB"), ("hector", "128MiB"),
+                                           ("hector", "160MiB")])
+def test_numa_nodes_on_the_split_step_split_at_the_banks(name, per_node):
+    p = plan(name, [f"memory.size_per_node={per_node}"])
+    nodes = [size for _, _, size in p.memory.node_ranges()]
+    assert _numa_fake_split(p.memory.size, 0x100000 - 0x9fc00, len(nodes)) == nodes
