@@ -29,6 +29,8 @@ X86_BOARD_MAX_MEMORY = 3 << 30
 # 96 MiB, in whole 32 MiB steps, come out exactly as the banks (the last node then extends
 # to the end of memory), and hold the guest (kernel plus a 5 MiB initramfs) comfortably.
 GUEST_MIN_NODE_MEMORY = 96 << 20
+# The kernel's FAKE_NODE_MIN_SIZE, numa=fake's step (kernel_params.FAKE_NODE_MIN_MIB; this
+# module imports nothing of schedlab, so a test keeps the two equal).
 NUMA_FAKE_STEP = 32 << 20
 
 # CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (../shared/design.md):

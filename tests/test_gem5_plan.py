@@ -254,3 +254,9 @@ def test_numa_nodes_on_the_split_step_split_at_the_banks(name, per_node):
     p = plan(name, [f"memory.size_per_node={per_node}"])
     nodes = [size for _, _, size in p.memory.node_ranges()]
     assert _numa_fake_split(p.memory.size, 0x100000 - 0x9fc00, len(nodes)) == nodes
+
+
+def test_the_split_step_is_the_kernel_parameters_one():
+    from schedlab.gem5_plan import NUMA_FAKE_STEP
+    from schedlab.kernel_params import FAKE_NODE_MIN_MIB
+    assert NUMA_FAKE_STEP == FAKE_NODE_MIN_MIB << 20
