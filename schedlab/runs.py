@@ -301,6 +301,9 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     registry = workloads.load_registry()
     rows = []
     errors = list(report.errors)
+    if not report.ended:
+        errors.append("the guest's output stopped before its end marker: results may be "
+                      "missing (see console.log)")
     for result in report.results:
         metrics = workloads.parse_output(result.get("stdout", ""))
         req = requests.get(result["job"])

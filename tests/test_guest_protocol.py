@@ -68,3 +68,19 @@ def test_console_parsing_keeps_only_this_runs_lines():
 def test_cut_off_artifact_is_an_error():
     report = parse_console("@@schedlab n artifact-begin f\nAAAA\n", "n")
     assert report.errors == ["artifact f was cut off"] and not report.artifacts
+
+
+def test_output_cut_before_the_end_marker_fails_the_run():
+    # gem5 drops what the UART has not sent when it exits; a run whose console stops before
+    # the runner's end marker may lack results and must not pass as complete.
+    from types import SimpleNamespace
+    from schedlab.runs import _results
+    spec = GuestSpec(nonce="n1", jobs=[])
+    prepared = SimpleNamespace(
+        guest=spec, request=SimpleNamespace(jobs=(), label=None), run_id="r",
+        machine=SimpleNamespace(name="m"), spec={"policy": {"name": "default"}},
+        kernel=SimpleNamespace(hash="k"), image=SimpleNamespace(hash="i"))
+    whole = "@@schedlab n1 begin\n@@schedlab n1 end\n"
+    assert _results(prepared, parse_console(whole, "n1"), {}, 1.0)["ok"]
+    cut = _results(prepared, parse_console(whole[:-9], "n1"), {}, 1.0)
+    assert not cut["ok"] and "end marker" in cut["errors"][0]

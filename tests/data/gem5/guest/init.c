@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define M5OP(name, func)                                                              \
@@ -31,6 +32,16 @@ M5OP(m5_checkpoint, 0x43)
 M5OP(m5_readfile, 0x50)
 M5OP(m5_workbegin, 0x5a)
 M5OP(m5_workend, 0x5b)
+
+/*
+ * gem5's 8250 UART has no FIFO and sends one character per transmit interrupt: wait until
+ * the tty has sent everything, or gem5 exits (or checkpoints) with output still queued.
+ */
+static void drain_console(void)
+{
+	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
+}
 
 static void cat_line(const char *label, const char *path)
 {
@@ -96,7 +107,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	topology();
 	printf("GUEST-READY\n");
-	fflush(stdout);
+	drain_console();
 	m5_checkpoint(0, 0, 0);
 
 	/* Execution continues here after a restore (and, on the boot run, never: gem5 exits). */
@@ -119,7 +130,7 @@ int main(void)
 	sink = acc;
 	m5_workend(0, 0, 0);
 	printf("GUEST-DONE loops=%ld acc=%llu\n", loops, (unsigned long long)acc);
-	fflush(stdout);
+	drain_console();
 	m5_exit(0, 0, 0);
 	for (;;)
 		pause();
