@@ -156,7 +156,8 @@ def doctor() -> list[tuple[str, str, str]]:
 
 
 def config_hash() -> str:
-    """Hash of our gem5-side code and the plan module: part of every checkpoint key."""
+    """Hash of our gem5-side code and the plan module: part of every gem5 run's id (a
+    checkpoint's key takes only the boot board's identity, ``checkpoint_key``)."""
     files = [SCRIPT, *sorted(COMPONENTS.glob("*.py")), paths.REPO / "schedlab" / "gem5_plan.py"]
     return hash_bytes(*[p.read_bytes() for p in files])
 

@@ -42,6 +42,8 @@ DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
 # switches per CPU at most (about 100 B each), and every buffer page costs simulated
 # allocation work at each run's start and guest memory (Hector's stations have 96 MiB).
 TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
+# The QEMU guest's own kernel arguments; gem5's are schedlab.gem5.run_kernel_args.
+QEMU_KERNEL_ARGS = ("console=ttyS0", "panic=-1", "schedlab.backend=qemu")
 Progress = Callable[[str], None]
 
 
@@ -204,6 +206,9 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         spec["attribute_tasks"] = True
     if request.backend == "gem5":
         spec["fast_forward"] = request.fast_forward
+    # What the backend adds is part of the run's identity too: results made with another
+    # kernel command line or other gem5 model code must not be taken for this run's.
+    spec.update(_backend_identity(request.backend, machine, boot_args))
     digest = hash_json(spec)
     names = "+".join(dict.fromkeys(j.name for j in jobs))
     jobs = tuple(jobs)
@@ -214,6 +219,16 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         trace_events=tuple(policy.get("trace_events", [])), background=background,
         trace_buffer_kb=spec["trace_buffer_kb"])
     return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs)
+
+
+def _backend_identity(backend: str, machine: MachineSpec, boot_args: list[str]) -> dict:
+    """The guest's whole kernel command line, and on gem5 the hash of our gem5-side code."""
+    if backend == "qemu":
+        return {"kernel_command_line": [*QEMU_KERNEL_ARGS, *boot_args]}
+    from . import gem5
+    m = machine.to_dict()
+    return {"kernel_command_line": gem5.run_kernel_args(m, plan_from_dict(m), boot_args),
+            "gem5_config": gem5.config_hash()}
 
 
 def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
@@ -256,8 +271,7 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
         for part in (prepared.image.initramfs, run_cpio):
             with open(part, "rb") as src:
                 shutil.copyfileobj(src, f)
-    append = " ".join(["console=ttyS0", "panic=-1", "schedlab.backend=qemu",
-                       *prepared.spec["boot_args"]])
+    append = " ".join(prepared.spec["kernel_command_line"])
     console = out / "console.log"
     cmd = qemu.command(prepared.machine, prepared.kernel.bzimage, initrd, append, console,
                        numa_tables=req.numa_from == "firmware")

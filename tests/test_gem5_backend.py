@@ -166,6 +166,34 @@ def test_run_kernel_args_keep_base_and_add_policy_args():
     assert args.count("pci=off") == 1 and args[-1] == "sched.foo=1"
 
 
+def test_run_id_covers_the_kernel_command_line_and_gem5_code(monkeypatch):
+    # A campaign reuses finished runs by id: results made with another kernel command line
+    # (say, before tsc=reliable) or other configs/ code must not pass for this run's.
+    from schedlab import runs
+
+    class Build:
+        hash = "build-hash"
+    monkeypatch.setattr(runs.kernel, "build_kernel", lambda progress=None: Build())
+    monkeypatch.setattr(runs, "build_image", lambda progress=None: Build())
+    request = runs.RunRequest(machine="clovertown-e5320-mup", backend="gem5", cpu="o3",
+                              jobs=(runs.WorkloadRequest("memlat", cpus="0"),))
+
+    def prepared():
+        return runs.prepare(request, progress=lambda s: None)
+    first = prepared()
+    assert first.spec["kernel_command_line"] == gem5.run_kernel_args(
+        first.machine.to_dict(), plan_from_dict(first.machine.to_dict()))
+    assert prepared().run_id == first.run_id
+    monkeypatch.setattr(gem5, "config_hash", lambda: "other gem5-side code")
+    other_code = prepared().run_id
+    monkeypatch.setattr(gem5, "plan_boot_args", lambda plan, extra: ["console=ttyS0"])
+    other_args = prepared().run_id
+    assert len({first.run_id, other_code, other_args}) == 3
+    qemu = runs.prepare(runs.RunRequest(machine="clovertown-e5320-mup", jobs=request.jobs,
+                                        boot_args=("x=1",)), progress=lambda s: None)
+    assert qemu.spec["kernel_command_line"] == [*runs.QEMU_KERNEL_ARGS, "x=1"]
+
+
 def test_builds_use_given_kernel_object():
     class Build:  # what KernelBuild / GuestImage expose
         vmlinux = Path("/k/vmlinux")
