@@ -525,17 +525,23 @@ def plan_from_dict(machine: dict) -> BoardPlan:
 def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
     """Kernel command line for gem5: serial console, no ACPI/PCI probing (gem5 panics on
     config-space writes to devices it does not model), the runner's backend flag, lpj so
-    the kernel skips delay-loop calibration (HZ=1000: loops per jiffy = clock/1000), and the
-    TSC as the guest's clock.
+    the kernel skips delay-loop calibration (HZ=1000: loops per jiffy = clock/1000), the TSC
+    as the guest's clock, and the periodic tick.
 
     gem5's TSC is the core's cycle count on the board's one clock, so every core's TSC runs
     at a constant rate and in step. Linux cannot know it: gem5's CPUID names a non-Intel
-    vendor without the invariant-TSC bit, which Linux takes for unsynchronized TSCs; it then
-    falls back to the jiffies clocksource, keeps every CPU on the periodic tick (no tickless
-    idle) and gives the guest a 1 ms clock. ``tsc=reliable`` says otherwise (and skips the
-    TSC warp test at CPU bring-up). ``tsc_early_khz`` gives the TSC's rate: measured against
-    gem5's PIT it came out up to 0.5 % off (2816.9 MHz for 2.83 GHz), and with no HPET or
-    ACPI PM timer Linux never refines it, so every guest timestamp would carry that error."""
+    vendor without the invariant-TSC bit, which Linux takes for unsynchronized TSCs, and it
+    falls back to the jiffies clocksource (a 1 ms clock). ``tsc=reliable`` says otherwise
+    (and skips the TSC warp test at CPU bring-up). ``tsc_early_khz`` gives the TSC's rate:
+    measured against gem5's PIT it came out up to 0.13 % off (2666.6 MHz for 2.67 GHz), and
+    with no HPET or ACPI PM timer Linux never refines it.
+
+    ``nohz=off`` keeps every CPU on the 1000 Hz tick, as the jiffies clocksource did. gem5
+    can lose an idle CPU's wake-up: a write to the MONITORed line between Linux's last
+    need_resched() check and MWAIT does not end the MWAIT, and an interrupt between STI and
+    HLT is taken before the HLT (gem5 has no STI interrupt shadow). With the tick such a CPU
+    wakes at the next jiffy; tickless, it may sleep until its next timer, which is how
+    Hector's first tickless boot stalled for good in a cross-CPU TLB flush."""
     khz = plan.clock_hz // 1000
     return ["console=ttyS0", "acpi=off", "pci=off", "tsc=reliable", f"tsc_early_khz={khz}",
-            "schedlab.backend=gem5", f"lpj={khz}", *extra]
+            "nohz=off", "schedlab.backend=gem5", f"lpj={khz}", *extra]

@@ -161,8 +161,8 @@ def test_roi_is_first_dump_at_or_after_each_workend():
 def test_run_kernel_args_keep_base_and_add_policy_args():
     m = load_machine("clovertown-e5320-mup").to_dict()
     args = gem5.run_kernel_args(m, plan_from_dict(m), ["sched.foo=1", "pci=off"])
-    assert args[:6] == ["console=ttyS0", "acpi=off", "pci=off", "tsc=reliable",
-                        "tsc_early_khz=1860000", "schedlab.backend=gem5"]
+    assert args[:7] == ["console=ttyS0", "acpi=off", "pci=off", "tsc=reliable",
+                        "tsc_early_khz=1860000", "nohz=off", "schedlab.backend=gem5"]
     assert args.count("pci=off") == 1 and args[-1] == "sched.foo=1"
 
 

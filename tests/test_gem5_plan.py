@@ -195,8 +195,8 @@ def test_numa_llc_spanning_nodes_is_rejected():
 
 def test_boot_args():
     args = boot_args(plan("clovertown-e5320-mup"), ["numa=off"])
-    for a in ("console=ttyS0", "acpi=off", "pci=off", "tsc=reliable", "schedlab.backend=gem5",
-              "numa=off"):
+    for a in ("console=ttyS0", "acpi=off", "pci=off", "tsc=reliable", "nohz=off",
+              "schedlab.backend=gem5", "numa=off"):
         assert a in args
     # The TSC's rate and the delay loop are the catalogue clock's, not a calibration's.
     assert "tsc_early_khz=1860000" in args and "lpj=1860000" in args
