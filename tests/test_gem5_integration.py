@@ -60,9 +60,9 @@ def test_boot_checkpoint_and_guest_topology(guest, name):
     assert (cpt / "m5.cpt").is_file()
     console = (cpt.parent / "boot" / gem5.CONSOLE).read_text(errors="replace")
     topo = _topology(console)
-    # gem5's TSCs are in step (tsc=reliable): the guest keeps the TSC as its clock, so it
-    # can stop idle CPUs' ticks and time in nanoseconds, not jiffies; and the TSC runs at
-    # the catalogue's clock (tsc_early_khz), which gem5's PIT measures only roughly.
+    # gem5's TSCs are in step (tsc=reliable): the guest keeps the TSC as its clock and
+    # times in nanoseconds, not jiffies; and the TSC runs at the catalogue's clock
+    # (tsc_early_khz), which gem5's PIT measures only roughly.
     assert "Switched to clocksource tsc" in console, console[-2000:]
     mhz = f"{plan.clock_hz // 1000 // 1000}.{plan.clock_hz // 1000 % 1000:03d}"
     assert (f"Detected {mhz} MHz TSC" in console
