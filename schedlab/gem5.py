@@ -395,8 +395,9 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
     """Restore the machine's checkpoint into ``spec['cpu']`` cores and run the guest spec.
 
     ``spec``: ``machine`` (MachineSpec.to_dict()), ``cpu`` (o3|timing|atomic),
-    ``guest_spec_text`` (served to ``m5 readfile``), ``boot_args`` (extra kernel arguments,
-    e.g. a policy's; the gem5 base arguments are added), and the builds: ``kernel_build`` and
+    ``guest_spec_text`` (served to ``m5 readfile``), ``kernel_command_line`` (the whole
+    command line, as ``runs.prepare`` puts it in the run's id) or ``boot_args`` (extra kernel
+    arguments, e.g. a policy's, to which the gem5 base arguments are added), and the builds: ``kernel_build`` and
     ``image_build`` (or ``kernel``/``image`` objects with .vmlinux/.hash and .hash); optional
     ``timeout`` (host seconds), ``hierarchy`` ("plan", or "stock" / "stock-matched" for
     the overhead benchmark), ``workitem_stats`` (default True: gem5 resets the statistics at ``m5
@@ -414,7 +415,9 @@ def run(spec: dict, run_dir: Path, progress: Progress | None = print) -> dict:
         raise UserError(f"unknown gem5 cpu {cpu!r}; choose o3, timing or atomic")
     binary = probe()
     kernel, image = _builds(spec, progress)
-    kernel_args = run_kernel_args(machine, plan, spec.get("boot_args") or ())
+    # The command line the run's id was made from (runs.prepare), else the same derivation.
+    kernel_args = list(spec.get("kernel_command_line")
+                       or run_kernel_args(machine, plan, spec.get("boot_args") or ()))
     cpt, meta = ensure_checkpoint(machine, kernel, image, kernel_args, progress,
                                   cpu=spec.get("boot_cpu", "atomic"), binary=binary)
     # Our inputs live in gem5's output directory, so nothing of the caller's is overwritten.

@@ -263,6 +263,11 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     # the second run reuses the checkpoint: one boot in all
     gem5.run({**spec, "cpu": "o3"}, tmp_path / "run2", progress=None)
     assert (tmp_path / "calls.log").read_text().split() == ["boot", "run", "run"]
+    # A whole command line given with the spec (the run id's) is the one booted with.
+    whole = [*gem5.run_kernel_args(m, plan_from_dict(m)), "given=1"]
+    gem5.run({**spec, "kernel_command_line": whole}, tmp_path / "run3", progress=None)
+    info = json.loads((tmp_path / "run3" / "gem5.json").read_text())
+    assert info["checkpoint"]["kernel_args"] == whole
 
 
 def test_failed_run_keeps_gem5_logs(tmp_path, monkeypatch):
