@@ -361,3 +361,8 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         "facts": report.facts,
         "jobs": rows,
     }
+
+
+def execute_request(request: RunRequest, progress: Progress = print) -> Path:
+    """Prepare and execute one request: what an executor's worker (local or SLURM) calls."""
+    return execute(prepare(request, progress=progress), progress=progress)
