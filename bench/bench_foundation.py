@@ -45,7 +45,8 @@ def main() -> None:
     out: dict = {"host": platform.node(), "cpus": os.cpu_count(), "date": str(date.today()),
                  "load_average_at_start": os.getloadavg()}
 
-    from schedlab import kernel, paths
+    from schedlab import paths
+    from schedlab.guest import kernel
     quiet = lambda s: None  # noqa: E731
     if not args.skip_cold:
         with tempfile.TemporaryDirectory() as cache:
@@ -71,8 +72,8 @@ def main() -> None:
             os.environ.pop("SCHEDLAB_CACHE")
 
     from schedlab.runs import RunRequest, WorkloadRequest, prepare
-    from schedlab import qemu
-    from schedlab.image import extra_archive
+    from schedlab.backends import qemu
+    from schedlab.guest.image import extra_archive
     prepared = prepare(RunRequest(machine="clovertown-e5320",
                                   jobs=(WorkloadRequest("bv_0", size="smoke"),)), progress=quiet)
     boots = []

@@ -10,7 +10,7 @@ For each machine, through the project's own runner (the image ``run.py run`` use
   ``m5 workbegin`` .. ``m5 workend``) of one fixed workload, ``memlat`` at size smoke pinned
   to CPU 0, in Atomic, Timing and O3;
 - topology: whether the guest's packages, core siblings, scheduler domains and NUMA nodes
-  (the runner's facts) match the modelled LLC groups and nodes (``schedlab.gem5_check``);
+  (the runner's facts) match the modelled LLC groups and nodes (``schedlab.backends.gem5.topology``);
 - overhead: on machines with one L2 shared by all cores, the same runs restored into gem5's
   stock ``PrivateL1SharedL2CacheHierarchy`` with the same sizes, as gem5 ships it
   ("stock": its own latencies, stride prefetchers) and timed like ours without prefetchers
@@ -35,12 +35,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from schedlab import gem5, gem5_check  # noqa: E402
+from schedlab.backends.gem5 import run as g5run  # noqa: E402
+from schedlab.backends.gem5.binary import probe  # noqa: E402
+from schedlab.backends.gem5.topology import topology_problems  # noqa: E402
 from schedlab.errors import UserError  # noqa: E402
-from schedlab.gem5_plan import plan_from_dict  # noqa: E402
-from schedlab.gem5_stats import region_metrics  # noqa: E402
+from schedlab.backends.gem5.plan import plan_from_dict  # noqa: E402
+from schedlab.backends.gem5.stats import region_metrics  # noqa: E402
 from schedlab.machine import machine_names  # noqa: E402
-from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
+from schedlab.runs import RunRequest, WorkloadRequest, execute, gem5_job, prepare  # noqa: E402
 
 WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
 BACKGROUND = WorkloadRequest("bv_0", size="paper", cpus="0")
@@ -81,11 +83,9 @@ def run_one(name: str, cpu: str, hierarchy: str, rep: int = 1) -> dict:
         return {"cpu": cpu, "hierarchy": "plan", "run": run_dir.name, **measure(info),
                 "checkpoint": info["checkpoint"], "ok": results["ok"],
                 "facts": results["facts"], "gem5": results["jobs"][0].get("gem5")}
-    spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
-            "kernel_build": prepared.kernel, "image_build": prepared.image,
-            "workitem_stats": False, "hierarchy": hierarchy}
+    job = gem5_job(prepared, hierarchy=hierarchy)
     with tempfile.TemporaryDirectory() as tmp:
-        outcome = gem5.run(spec, Path(tmp), progress=None)
+        outcome = g5run.run(job, Path(tmp), progress=None)
         info = json.loads((Path(tmp) / "gem5.json").read_text())
     roi_dumps = [d for d in outcome["stats"] if d.get("schedlab.roi")]
     return {"cpu": cpu, "hierarchy": hierarchy, **measure(info),
@@ -140,7 +140,7 @@ def main() -> int:
         return 0
 
     names = machine_names() if args.machines == "all" else args.machines.split(",")
-    binary = gem5.probe()
+    binary = probe()
     records = []
     if args.json and args.json.exists():
         records = json.loads(args.json.read_text())["records"]
@@ -159,8 +159,8 @@ def main() -> int:
             rec = {"machine": name, "cores": machine["cores"], **rec, "rep": rep,
                    "wall_s": round(time.monotonic() - t0, 1)}
             if "facts" in rec:
-                rec["topology_problems"] = gem5_check.topology_problems(machine,
-                                                                       rec.pop("facts"))
+                rec["topology_problems"] = topology_problems(
+                    plan_from_dict(machine), machine, rec.pop("facts"))
             print(json.dumps({k: v for k, v in rec.items() if k != "checkpoint"}), flush=True)
             records.append(rec)
             save(args.json, binary, records)

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import m5  # noqa: E402
 from m5.objects import Root  # noqa: E402
 
-from schedlab.gem5_plan import plan_from_dict  # noqa: E402
-from schedlab.gem5_stats import TaskAttribution  # noqa: E402
+from schedlab.backends.gem5.plan import plan_from_dict  # noqa: E402
+from schedlab.backends.gem5.attribution import TaskAttribution  # noqa: E402
 from components.board import PlanBoard  # noqa: E402
 
 

@@ -12,11 +12,19 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from . import experiments, kernel, paths, workloads
-from .errors import UserError
-from .gem5_plan import PlanError
-from .machine import format_cpus, format_size, load_machine, machine_names
-from .runs import BACKENDS, GEM5_CPUS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
+from schedlab.analysis import tables as experiments
+from schedlab.campaigns import demo as demo_campaign
+
+from schedlab.guest import kernel
+
+from schedlab import paths
+
+from schedlab.guest import characterise, programs, workloads
+from schedlab.errors import UserError
+from schedlab.backends.gem5.plan import PlanError
+from schedlab.machine import format_cpus, format_size, load_machine, machine_names
+from schedlab.backends.gem5.plan import CPU_TYPES
+from schedlab.runs import BACKENDS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
 
 
 def _say(message: str) -> None:
@@ -99,9 +107,9 @@ def machines(name: str | None, overrides: tuple[str, ...], as_json: bool) -> Non
 @click.argument("what", type=click.Choice(["kernel", "image", "workloads", "all"]))
 def build(what: str) -> None:
     """Build (or find cached) the guest kernel, image or workloads."""
-    from .image import build_image
+    from schedlab.guest.image import build_image
     if what in ("workloads", "all"):
-        click.echo(f"workloads: {workloads.build_all(progress=_say)}")
+        click.echo(f"workloads: {programs.build_all(progress=_say)}")
     if what in ("kernel", "all"):
         k = kernel.build_kernel(progress=_say)
         click.echo(f"kernel {k.hash}: {k.bzimage} {k.vmlinux}")
@@ -126,7 +134,7 @@ def _best_backend() -> str:
               help="A registry name ('run.py workloads'), or ./prog / ./prog.c (static).")
 @click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
               show_default=True, help="auto = gem5 if GEM5 is set, else QEMU.")
-@click.option("--cpu", type=click.Choice(GEM5_CPUS), default="o3", show_default=True,
+@click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
               help="gem5 CPU model to restore into.")
 @click.option("--size", default="smoke", show_default=True, help="Workload size class.")
 @click.option("--reps", default=1, show_default=True, help="Repetitions of each workload.")
@@ -196,7 +204,7 @@ def _report_run(run_dir: Path, machine) -> None:
                + " ".join(f"[{facts[k]}]" for k in nodes)
                + f", cpu0 domains {facts.get('cpu0.sched_domains', '?')}")
     if any(j["workload"] == "mixer" for j in res["jobs"]):
-        from . import mixer
+        from schedlab.analysis import mixer
         for line in mixer.analyse_run(run_dir, llc_groups=[list(g) for g in machine.llc_groups]):
             click.echo(line)
     if res["backend"]["name"] == "qemu":
@@ -213,22 +221,22 @@ def demo() -> None:
     """Build what is missing, run a small experiment on the best backend, print a table."""
     backend = _best_backend()
     if backend == "gem5":
-        from . import gem5
-        gem5.find_gem5()
+        from schedlab.backends.gem5.binary import find_gem5
+        find_gem5()
     _say(f"demo: memlat next to an L2 base vector on clovertown-e5320, backend {backend}")
-    dirs = experiments.run_all(experiments.demo(backend), progress=_say)
+    dirs = demo_campaign.run_all(demo_campaign.demo(backend), progress=_say)
     frame = experiments.table(dirs)
     shown = [c for c in ("machine", "policy", "placement", "job", "rep", "wall_s",
                          "accesses_per_sec", "migrations", "gem5_ipc", "gem5_l1d_mpki",
                          "gem5_l2_mpki", "ok") if c in frame]
     click.echo(frame[shown].to_string(index=False))
-    from .plots import bars_by_condition
+    from schedlab.analysis.figures import bars_by_condition
     # gem5: the region's IPC; QEMU has no timing model, so the workload's own rate.
     metric = "gem5_ipc" if "gem5_ipc" in frame else "accesses_per_sec"
     memlat = frame[frame["job"] == "memlat"]
     figure = bars_by_condition(memlat, metric, ["policy", "placement"],
                                f"memlat {metric} next to an LLC-sized base vector "
-                               f"({experiments.DEMO_MACHINE}, {backend})",
+                               f"({demo_campaign.DEMO_MACHINE}, {backend})",
                                paths.results_dir() / "demo.png")
     click.echo(f"figure: {figure}")
     if backend == "qemu":
@@ -236,6 +244,100 @@ def demo() -> None:
                    "migrations, timing on the host). Cache metrics (IPC, misses per "
                    "instruction) need gem5: set GEM5=/path/to/gem5.fast (see README).")
     click.echo(f"results: {paths.results_dir()}")
+
+
+# ----------------------------------------------------------------------------- workloads
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+@cli.command("workloads")
+@click.argument("name", required=False)
+@click.option("--characterise", "do_char", is_flag=True,
+              help="Re-run cachegrind (smoke size) for NAME, or for every workload, and store it.")
+@click.option("--build", "do_build", is_flag=True, help="Build every workload and print the overlay.")
+def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
+    """List the workloads with their cache characterisation, or show one in detail."""
+    if do_build:
+        click.echo(programs.build_all(click.echo))
+        return
+    registry = workloads.load_registry()
+    if name is not None and name not in registry:
+        raise UserError(f"unknown workload '{name}'; run 'python3 run.py workloads' to list them")
+    if do_char:
+        characterise.characterise([name] if name else None, progress=click.echo)
+    chars, made_from = characterise.load_characterisation(with_sources=True)
+    stale = {n for n, w in registry.items() if n in chars and made_from.get(n) != w.content_hash()}
+    machines = sorted({m for c in chars.values() for m in c})
+    if name is None:
+        header = f"{'name':<15} {'studies':<8} {'kind':<12}"
+        for m in machines:
+            header += f" {m[:18] + ' I1/D1/LL':<34}"
+        click.echo(header + " summary")
+        for n, w in registry.items():
+            row = f"{n:<15} {','.join(map(str, w.studies)):<8} {w.kind:<12}"
+            for m in machines:
+                c = chars.get(n, {}).get(m)
+                cell = ("/".join(_pct(c[k]) for k in ("i1_miss_rate", "d1_miss_rate",
+                                                      "ll_miss_rate")) if c else "not measured")
+                row += f" {cell:<34}"
+            click.echo(row + " " + w.summary + (" [characterisation stale]" if n in stale else ""))
+        if stale:
+            click.echo("stale: sources changed since measured; python3 run.py workloads NAME --characterise")
+        if not chars:
+            click.echo("(no characterisation yet: python3 run.py workloads --characterise)")
+        return
+    w = registry[name]
+    click.echo(f"name:        {w.name}")
+    click.echo(f"summary:     {w.summary}")
+    click.echo(f"kind:        {w.kind}")
+    click.echo(f"studies:     {', '.join(map(str, w.studies))}")
+    click.echo(f"substitutes: {w.substitutes or '-'}")
+    click.echo(f"sources:     {', '.join(w.sources)}   ldflags: {' '.join(w.ldflags) or '-'}")
+    if w.notes:
+        click.echo(f"notes:       {w.notes}")
+    for s in w.sizes:
+        tail = "   (runs until SIGTERM/SIGINT)" if not w.stops_by_itself(s) else ""
+        click.echo(f"size {s}: {w.name} {' '.join(w.args(s))}{tail}")
+        exp = w.expect(s)
+        if exp:
+            click.echo("    check: " + ", ".join(f"{k}={v}" for k, v in exp.items()))
+    c = chars.get(name)
+    if name in stale:
+        click.echo("characterisation is stale (sources changed since it was measured)")
+    if not c and w.kind == "driver":
+        click.echo("characterisation: none (a driver: see the workloads it runs)")
+    elif not c:
+        click.echo(f"characterisation: none (python3 run.py workloads {name} --characterise)")
+    for m, r in sorted((c or {}).items()):
+        click.echo(f"cachegrind on {m} (smoke): I1 {_pct(r['i1_miss_rate'])}  "
+                   f"D1 {_pct(r['d1_miss_rate'])}  LL {_pct(r['ll_miss_rate'])} of refs  "
+                   f"(LL local {_pct(r['ll_local_miss_rate'])}, {r['ll_mpki']:.2f} MPKI, "
+                   f"{r['instructions']:,} instructions)")
+
+
+# ----------------------------------------------------------------------------- boot
+@cli.command("boot")
+@click.option("--machine", "machine_name", required=True, help="A name from 'run.py machines'.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a catalogue value, e.g. --set l2.size=8MiB.")
+@click.option("--cpu", type=click.Choice(["atomic", "kvm"]), default="atomic",
+              show_default=True, help="Boot cores (kvm only where /dev/kvm runs guests).")
+def boot(machine_name, overrides, cpu):
+    """gem5: boot a machine to the runner's ready marker and keep a checkpoint."""
+    from schedlab.backends.gem5.binary import probe
+    from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
+    from schedlab.backends.gem5.plan import plan_from_dict
+    from schedlab.guest.image import build_image
+    machine = load_machine(machine_name, overrides).to_dict()
+    plan = plan_from_dict(machine)    # bad input is reported before prerequisites
+    binary = probe()
+    click.echo(plan.describe())
+    image = build_image(progress=_say)
+    built = kernel.build_kernel(initramfs=image.initramfs, progress=_say)
+    cpt, _ = ensure_checkpoint(machine, plan, GuestKernel(built.vmlinux, built.hash, image.hash),
+                               progress=click.echo, cpu=cpu, binary=binary)
+    click.echo(f"checkpoint: {cpt}")
 
 
 # ----------------------------------------------------------------------------- test
@@ -274,21 +376,14 @@ def doctor() -> None:
     libc_static = Path("/usr/lib/x86_64-linux-gnu/libc.a").is_file()
     rows.append(("static libc", "ok" if libc_static else "missing",
                  "" if libc_static else "apt-get install libc6-dev"))
-    from . import gem5
-    rows += gem5.doctor()
+    from schedlab.backends.gem5 import binary
+    rows += binary.doctor()
     width = max(len(r[0]) for r in rows)
     for item, status, fix in rows:
         click.echo(f"{item:<{width}}  {status}" + (f"  -> {fix}" if fix else ""))
 
 
-def _register_commands() -> None:
-    cli.add_command(workloads.workloads_command)
-    from . import gem5
-    cli.add_command(gem5.boot_command)
-
-
 def main(argv: list[str] | None = None) -> None:
-    _register_commands()
     try:
         cli.main(args=argv, prog_name="run.py", standalone_mode=False)
     except click.exceptions.Abort:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
-    from .errors import UserError
+    from schedlab.errors import UserError
 except ImportError:  # imported by path from gem5's interpreter, outside the package
     class UserError(Exception):  # type: ignore[no-redef]
         pass

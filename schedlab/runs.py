@@ -19,17 +19,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import kernel, kernel_params, paths, qemu, workloads
-from .errors import UserError
-from .gem5_plan import plan_from_dict
-from .gem5_stats import region_metrics, task_metrics
-from .guest import GUEST_BIN, GuestJob, GuestSpec, parse_console
-from .image import build_image, extra_archive
-from .machine import MachineSpec, load_machine
-from .store import hash_file, hash_json, publish_dir
+from schedlab.guest import kernel
+
+from schedlab.guest import numa, policies, programs
+
+from schedlab import paths
+
+from schedlab.backends import qemu
+
+from schedlab.guest import workloads
+from schedlab.errors import UserError
+from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan, plan_from_dict
+from schedlab.backends.gem5.stats import region_metrics, task_metrics
+from schedlab.guest.protocol import GUEST_BIN, GuestJob, GuestSpec, parse_console
+from schedlab.guest.image import GuestImage, build_image, extra_archive
+from schedlab.machine import MachineSpec, load_machine
+from schedlab.store import hash_file, hash_json, publish_dir
 
 BACKENDS = ("qemu", "gem5")
-GEM5_CPUS = ("o3", "timing", "atomic")
 SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
 USER_BIN = "/schedlab/user"
 # kernel-patches/0004: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
@@ -42,7 +49,7 @@ DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
 # switches per CPU at most (about 100 B each), and every buffer page costs simulated
 # allocation work at each run's start and guest memory (Hector's stations have 96 MiB).
 TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
-# The QEMU guest's own kernel arguments; gem5's are schedlab.gem5.run_kernel_args.
+# The QEMU guest's own kernel arguments; gem5's are checkpoint.run_kernel_args.
 QEMU_KERNEL_ARGS = ("console=ttyS0", "panic=-1", "schedlab.backend=qemu")
 Progress = Callable[[str], None]
 
@@ -73,7 +80,10 @@ class RunRequest:
     boot_args: tuple[str, ...] = ()
     cpu: str = "o3"
     numa_from: str = "firmware"  # QEMU only: "firmware" (-numa tables) or "kernel" (boot args)
-    label: dict = field(default_factory=dict)  # experiment coordinates, kept with the results
+    # Experiment coordinates (condition, repetition, ...): part of the run's identity, so two
+    # requests that differ only in their label are two runs. gem5 is deterministic: a
+    # repetition must also differ in something the guest sees (a seed, an offset).
+    label: dict = field(default_factory=dict)
     timeout: float | None = None  # host seconds; None: the backend's default (below)
     ready_timeout: float = 180.0
     # gem5 only: charge each CPU's cycles, instructions and misses to the tasks that ran on
@@ -84,16 +94,20 @@ class RunRequest:
     fast_forward: bool = True
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedRun:
+    """A request resolved once: the spec (plain data, hashed into the run id) and the typed
+    pieces the backend needs. On gem5 ``plan`` is the board plan, built here only."""
+
     request: RunRequest
     machine: MachineSpec
     spec: dict
     run_id: str
     guest: GuestSpec
     kernel: kernel.KernelBuild
-    image: object
+    image: GuestImage
     user_programs: dict[str, Path]
+    plan: BoardPlan | None = None
 
     @property
     def dir(self) -> Path:
@@ -110,7 +124,7 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
     if req.sched in ("fifo", "rr") and not 1 <= req.prio <= 99:
         raise UserError(f"SCHED_{req.sched.upper()} needs a priority in 1..99 (--prio)")
     if "/" in req.workload or req.workload.endswith(".c"):
-        binary = workloads.build_user_program(Path(req.workload))
+        binary = programs.build_user_program(Path(req.workload))
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(req.workload).stem)
         user_programs[name] = binary
         argv = [f"{USER_BIN}/{name}", *req.args]
@@ -132,7 +146,7 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
 def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
     if cpus is None:
         return
-    wanted = kernel_params.parse_cpulist(cpus)
+    wanted = numa.parse_cpulist(cpus)
     if not wanted or max(wanted) >= machine.cores:
         raise UserError(f"CPU list {cpus} is outside {machine.name}'s cores 0-{machine.cores - 1}")
 
@@ -141,15 +155,15 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     """Resolve a request into a spec (building kernel, image and programs as needed)."""
     if request.backend not in BACKENDS:
         raise UserError(f"unknown backend {request.backend!r}; choose one of {', '.join(BACKENDS)}")
-    if request.backend == "gem5" and request.cpu not in GEM5_CPUS:
-        raise UserError(f"unknown gem5 CPU {request.cpu!r}; choose one of {', '.join(GEM5_CPUS)}")
+    if request.backend == "gem5" and request.cpu not in CPU_TYPES:
+        raise UserError(f"unknown gem5 CPU {request.cpu!r}; choose one of {', '.join(CPU_TYPES)}")
     if request.numa_from not in ("firmware", "kernel"):
         raise UserError("--numa-from must be 'firmware' or 'kernel'")
     if not request.jobs:
         raise UserError("no workload given; name one with --workload (see 'python3 run.py workloads')")
     machine = load_machine(request.machine, request.overrides)
     policy_name = request.policy or "vanilla"
-    policy = kernel_params.policy(policy_name)
+    policy = policies.policy(policy_name)
     for job in request.jobs + request.background:
         _check_cpus(job.cpus, machine)
     user_programs: dict[str, Path] = {}
@@ -181,7 +195,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     sysctl = tuple(sorted(sysctl_wanted.items()))
     boot_args = [*policy.get("boot_args", []), *request.boot_args]
     if request.backend == "qemu" and request.numa_from == "kernel" and len(machine.nodes) > 1:
-        boot_args += kernel_params.numa_boot_args(
+        boot_args += numa.numa_boot_args(
             [list(n) for n in machine.nodes], None, machine.node_distances())
 
     kern = kernel.build_kernel(progress=progress)
@@ -201,6 +215,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         "user_programs": {n: hash_file(p) for n, p in sorted(user_programs.items())},
         "sizes": sorted({j.size for j in request.jobs}),
         "trace_buffer_kb": TRACE_BUFFER_KB[request.backend],
+        "label": request.label,
     }
     if request.attribute_tasks:  # only when on, so other runs keep their ids
         spec["attribute_tasks"] = True
@@ -208,7 +223,8 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         spec["fast_forward"] = request.fast_forward
     # What the backend adds is part of the run's identity too: results made with another
     # kernel command line or other gem5 model code must not be taken for this run's.
-    spec.update(_backend_identity(request.backend, machine, boot_args))
+    plan = plan_from_dict(machine.to_dict()) if request.backend == "gem5" else None
+    spec.update(_backend_identity(machine, plan, boot_args))
     digest = hash_json(spec)
     names = "+".join(dict.fromkeys(j.name for j in jobs))
     jobs = tuple(jobs)
@@ -218,17 +234,18 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         files=tuple(sorted((k, str(v)) for k, v in policy.get("files", {}).items())),
         trace_events=tuple(policy.get("trace_events", [])), background=background,
         trace_buffer_kb=spec["trace_buffer_kb"])
-    return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs)
+    return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan)
 
 
-def _backend_identity(backend: str, machine: MachineSpec, boot_args: list[str]) -> dict:
+def _backend_identity(machine: MachineSpec, plan: BoardPlan | None,
+                      boot_args: list[str]) -> dict:
     """The guest's whole kernel command line, and on gem5 the hash of our gem5-side code."""
-    if backend == "qemu":
+    if plan is None:
         return {"kernel_command_line": [*QEMU_KERNEL_ARGS, *boot_args]}
-    from . import gem5
-    m = machine.to_dict()
-    return {"kernel_command_line": gem5.run_kernel_args(m, plan_from_dict(m), boot_args),
-            "gem5_config": gem5.config_hash()}
+    from schedlab.backends.gem5.binary import config_hash
+    from schedlab.backends.gem5.checkpoint import run_kernel_args
+    return {"kernel_command_line": run_kernel_args(machine.to_dict(), plan, boot_args),
+            "gem5_config": config_hash()}
 
 
 def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
@@ -293,21 +310,42 @@ def _timeout(request: RunRequest) -> float:
     return request.timeout if request.timeout else DEFAULT_TIMEOUT[request.backend]
 
 
+def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
+    """The typed gem5 job of a prepared run (``changes``: Gem5Job fields, e.g. the
+    overhead benchmark's ``hierarchy``)."""
+    from schedlab.backends.gem5.checkpoint import GuestKernel
+    from schedlab.backends.gem5.run import Gem5Job
+    req = prepared.request
+    # gem5's X86 loader takes no separate initrd: the kernel with the image built in (a
+    # cached relink).
+    with_image = kernel.build_kernel(initramfs=prepared.image.initramfs, progress=progress)
+    fields = dict(
+        machine=prepared.machine.to_dict(), plan=prepared.plan, cpu=req.cpu,
+        kernel=GuestKernel(with_image.vmlinux, with_image.hash, prepared.image.hash),
+        kernel_args=tuple(prepared.spec["kernel_command_line"]),
+        readfile=prepared.guest.render(), timeout=_timeout(req),
+        # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
+        # itself, so gem5's script must not add a second dump per work item.
+        workitem_stats=False, attribute_tasks=req.attribute_tasks,
+        fast_forward=req.fast_forward)
+    return Gem5Job(**{**fields, **changes})
+
+
 def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
-    from . import gem5
-    # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats itself,
-    # so gem5's script must not add a second dump per work item.
-    spec = {**prepared.spec, "guest_spec_text": prepared.guest.render(),
-            "kernel_build": prepared.kernel, "image_build": prepared.image,
-            "workitem_stats": False, "timeout": _timeout(prepared.request)}
-    outcome = gem5.run(spec, out, progress)
+    from schedlab.backends.gem5.run import run
+    from schedlab.backends.gem5.topology import topology_problems
+    job = gem5_job(prepared, progress)
+    outcome = run(job, out, progress)
     # One region of interest per job repetition, in the order the guest ran them.
-    requesters = plan_from_dict(prepared.machine.to_dict()).memory.requesters
+    requesters = prepared.plan.memory.requesters
     regions = [region_metrics(d, requesters) for d in outcome["stats"] if d.get("schedlab.roi")]
     attribution = (outcome.get("attribution") or {}).get("regions")
-    return outcome["console"], {"name": "gem5", "cpu": spec["cpu"],
+    report = parse_console(outcome["console"], prepared.guest.nonce)
+    topology = topology_problems(prepared.plan, job.machine, report.facts)
+    return outcome["console"], {"name": "gem5", "cpu": job.cpu,
                                 "stats_dumps": len(outcome["stats"]),
-                                "regions": regions, "attribution": attribution}
+                                "regions": regions, "attribution": attribution,
+                                "topology_problems": topology}
 
 
 def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) -> dict:
@@ -335,6 +373,8 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     expected = sum(j.reps for j in prepared.guest.jobs)
     if len(rows) != expected:
         errors.append(f"expected {expected} job results, the guest reported {len(rows)}")
+    errors += [f"the guest's topology differs from the model: {p}"
+               for p in backend_info.pop("topology_problems", [])]
     regions = backend_info.pop("regions", None)
     attribution = backend_info.pop("attribution", None)
     if regions is not None:

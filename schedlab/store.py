@@ -5,11 +5,13 @@ inputs are never built or run twice, and is published by renaming a finished tem
 directory into place, so an interrupted build or run never leaves a half-written result.
 """
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -46,17 +48,60 @@ def hash_files(paths: Iterable[Path], root: Path) -> str:
     return hash_bytes(*parts)
 
 
+# Held (flock) by the process filling a staging directory: a staging directory whose lock
+# can be taken belongs to a process that died (kill -9, a node lost) and is removed.
+STAGING_LOCK = ".staging.lock"
+# A staging directory without its lock file is younger than this, or was left by a crash
+# between mkdtemp and the lock.
+STAGING_GRACE_S = 120
+
+
+def _staging_is_stale(staging: Path) -> bool:
+    try:
+        fd = os.open(staging / STAGING_LOCK, os.O_RDWR)
+    except FileNotFoundError:
+        try:
+            return time.time() - staging.stat().st_mtime > STAGING_GRACE_S
+        except FileNotFoundError:
+            return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def remove_stale_staging(parent: Path, name: str = "") -> list[Path]:
+    """Remove the staging directories under ``parent`` (of ``name`` only, if given) whose
+    owner is gone; return them. Safe while other processes publish: theirs are locked."""
+    removed = []
+    for staging in sorted(parent.glob(f".{name}*" if name else ".*")):
+        if staging.is_dir() and not staging.is_symlink() and _staging_is_stale(staging):
+            shutil.rmtree(staging, ignore_errors=True)
+            removed.append(staging)
+    return removed
+
+
 @contextmanager
 def publish_dir(final: Path) -> Iterator[Path]:
     """Yield a temporary directory beside ``final``; rename it to ``final`` on success.
 
     On an exception the temporary directory is removed and ``final`` is untouched. If
     ``final`` appeared meanwhile (another process built the same key), ours is discarded.
+    A staging directory of ``final`` left by a killed process is removed first.
     """
     final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(final.parent, final.name + ".")
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    lock = os.open(tmp / STAGING_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         yield tmp
+        (tmp / STAGING_LOCK).unlink()
         try:
             os.rename(tmp, final)
         except OSError:
@@ -66,6 +111,8 @@ def publish_dir(final: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        os.close(lock)
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

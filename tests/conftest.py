@@ -14,13 +14,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="session")
 def guest_kernel():
-    from schedlab.kernel import build_kernel
+    from schedlab.guest.kernel import build_kernel
     return build_kernel(progress=lambda s: print(s, file=sys.stderr))
 
 
 @pytest.fixture(scope="session")
 def guest_image():
-    from schedlab.image import build_image
+    from schedlab.guest.image import build_image
     return build_image(progress=lambda s: print(s, file=sys.stderr))
 
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from schedlab import image, kernel
+from schedlab.guest import image, kernel
 from schedlab.errors import UserError
 
 
@@ -65,7 +65,7 @@ def _cpio_listing(path) -> list[str]:
 
 
 def test_image_contains_runner_tools_and_every_workload(guest_image):
-    from schedlab.workloads import load_registry
+    from schedlab.guest.workloads import load_registry
     names = set(_cpio_listing(guest_image.initramfs))
     for path in ("init", "bin/busybox", "bin/sh", "dev/console", "opt/schedlab/bin/m5",
                  "opt/schedlab/bin/launch", "opt/schedlab/workloads.json"):

@@ -5,6 +5,7 @@ our gem5 script prints and then fails) -- only to test our process handling; no 
 result here comes from it.
 """
 
+import dataclasses
 import json
 import stat
 import sys
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import gem5
-from schedlab.gem5_plan import plan_from_dict
+from schedlab.backends.gem5 import binary, checkpoint, process
+from schedlab.backends.gem5 import run as g5run
+from schedlab.backends.gem5.plan import plan_from_dict
 from schedlab.machine import load_machine
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,16 +23,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_missing_gem5_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("GEM5", raising=False)
-    with pytest.raises(gem5.Gem5Error, match="GEM5 is not set.*gem5.fast"):
-        gem5.find_gem5()
+    with pytest.raises(binary.Gem5Error, match="GEM5 is not set.*gem5.fast"):
+        binary.find_gem5()
     monkeypatch.setenv("GEM5", "/nonexistent/gem5.fast")
-    with pytest.raises(gem5.Gem5Error, match="not an executable"):
-        gem5.find_gem5()
+    with pytest.raises(binary.Gem5Error, match="not an executable"):
+        binary.find_gem5()
 
 
 def test_doctor_reports_missing_gem5(monkeypatch):
     monkeypatch.delenv("GEM5", raising=False)
-    rows = gem5.doctor()
+    rows = binary.doctor()
     item, status, fix = rows[0]
     assert item == "gem5" and "missing" in status and "GEM5" in fix
 
@@ -39,19 +41,19 @@ def test_doctor_reports_missing_gem5(monkeypatch):
                                              ("23.1.0.0", True, False),
                                              ("24.0.0.1", False, False)])
 def test_version_check(version, x86, ok):
-    info = gem5.Gem5Binary(Path("/x/gem5.fast"), version, x86, "h")
+    info = binary.Gem5Binary(Path("/x/gem5.fast"), version, x86, "h")
     if ok:
-        gem5.check_version(info)
+        binary.check_version(info)
     else:
-        with pytest.raises(gem5.Gem5Error):
-            gem5.check_version(info)
+        with pytest.raises(binary.Gem5Error):
+            binary.check_version(info)
 
 
 def test_command_line():
-    cmd = gem5.command(Path("/g/gem5.fast"), Path("/o"), mode="run", machine_json=Path("/m.json"),
+    cmd = process.command(Path("/g/gem5.fast"), Path("/o"), mode="run", machine_json=Path("/m.json"),
                        kernel=Path("/k/vmlinux"), kernel_args=["console=ttyS0", "pci=off"],
                        cpu="o3", checkpoint_dir=Path("/c"), readfile=Path("/r.txt"))
-    assert cmd[:4] == ["/g/gem5.fast", "--outdir", "/o", str(gem5.SCRIPT)]
+    assert cmd[:4] == ["/g/gem5.fast", "--outdir", "/o", str(binary.SCRIPT)]
     assert cmd[cmd.index("--command-line") + 1] == "console=ttyS0 pci=off"
     assert cmd[cmd.index("--cpu") + 1] == "o3"
     assert cmd[cmd.index("--readfile") + 1] == "/r.txt"
@@ -59,38 +61,39 @@ def test_command_line():
 
 def test_checkpoint_key_covers_every_input():
     m = load_machine("clovertown-e5320-mup").to_dict()
-    b = gem5.Gem5Binary(Path("/g"), "24.0.0.1", True, "binhash")
-    base = gem5.checkpoint_key(b, m, "k", "i", ["a"])
-    assert base == gem5.checkpoint_key(b, m, "k", "i", ["a"])
-    b2 = gem5.Gem5Binary(Path("/g"), "24.0.0.1", True, "other")
+    b = binary.Gem5Binary(Path("/g"), "24.0.0.1", True, "binhash")
+    base = checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["a"])
+    assert base == checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["a"])
+    b2 = binary.Gem5Binary(Path("/g"), "24.0.0.1", True, "other")
     faster = load_machine("clovertown-e5320-mup", ["clock=2GHz"]).to_dict()
     more_memory = load_machine("clovertown-e5320-mup", ["memory.size_per_node=1GiB"]).to_dict()
     four = load_machine("clovertown-e5320").to_dict()
-    assert len({base, gem5.checkpoint_key(b2, m, "k", "i", ["a"]),
-                gem5.checkpoint_key(b, faster, "k", "i", ["a"]),
-                gem5.checkpoint_key(b, more_memory, "k", "i", ["a"]),
-                gem5.checkpoint_key(b, four, "k", "i", ["a"]),
-                gem5.checkpoint_key(b, m, "k2", "i", ["a"]),
-                gem5.checkpoint_key(b, m, "k", "i2", ["a"]),
-                gem5.checkpoint_key(b, m, "k", "i", ["b"])}) == 8
+    assert len({base, checkpoint.checkpoint_key(b2, plan_from_dict(m), "k", "i", ["a"]),
+                checkpoint.checkpoint_key(b, plan_from_dict(faster), "k", "i", ["a"]),
+                checkpoint.checkpoint_key(b, plan_from_dict(more_memory), "k", "i", ["a"]),
+                checkpoint.checkpoint_key(b, plan_from_dict(four), "k", "i", ["a"]),
+                checkpoint.checkpoint_key(b, plan_from_dict(m), "k2", "i", ["a"]),
+                checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i2", ["a"]),
+                checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["b"])}) == 8
 
 
 def test_cache_what_ifs_share_the_boot_checkpoint():
     # Caches hold nothing a checkpoint keeps and cost Atomic boot cores nothing: an 8 MiB
     # L2 or slower L1s restore the machine's own checkpoint instead of booting again.
-    b = gem5.Gem5Binary(Path("/g"), "24.0.0.1", True, "binhash")
-    key = gem5.checkpoint_key(b, load_machine("clovertown-e5320").to_dict(), "k", "i", ["a"])
+    b = binary.Gem5Binary(Path("/g"), "24.0.0.1", True, "binhash")
+    key = checkpoint.checkpoint_key(b, plan_from_dict(load_machine("clovertown-e5320").to_dict()),
+                                    "k", "i", ["a"])
     for override in (["l2.size=8MiB"], ["l1d.latency=5cycles", "l2.assoc=8"]):
         m = load_machine("clovertown-e5320", override).to_dict()
-        assert gem5.checkpoint_key(b, m, "k", "i", ["a"]) == key
+        assert checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["a"]) == key
 
 
 def test_guest_boot_args_uniform_and_numa():
     m = load_machine("clovertown-e5320").to_dict()
-    args = gem5.guest_boot_args(m, plan_from_dict(m))
+    args = checkpoint.guest_boot_args(m, plan_from_dict(m))
     assert "pci=off" in args and not any(a.startswith("numa") for a in args)
     w = load_machine("westmere-x5660").to_dict()
-    args = gem5.guest_boot_args(w, plan_from_dict(w))
+    args = checkpoint.guest_boot_args(w, plan_from_dict(w))
     assert "numa=fake=2:10,16,16,10" in args
     assert "numa_emu_cpus=0-5:6-11" in args
 
@@ -98,7 +101,7 @@ def test_guest_boot_args_uniform_and_numa():
 def test_hector_boots_with_its_stations_as_emulated_nodes():
     # The plan raises Hector's 16 MiB stations to a size Linux can emulate as NUMA nodes.
     h = load_machine("hector").to_dict()
-    args = gem5.guest_boot_args(h, plan_from_dict(h))
+    args = checkpoint.guest_boot_args(h, plan_from_dict(h))
     assert "numa_emu_cpus=0-3:4-7:8-11:12-15" in args
     assert any(a.startswith("numa=fake=4:10,19,19,19,") for a in args)
 
@@ -118,8 +121,8 @@ print('panic: something broke in the model', file=sys.stderr)
 sys.exit(1)
 """)
     seen = []
-    with pytest.raises(gem5.Gem5Error) as err:
-        gem5.execute([str(exe)], tmp_path / "out", seen.append)
+    with pytest.raises(binary.Gem5Error) as err:
+        process.execute([str(exe)], tmp_path / "out", seen.append)
     assert "exited with status 1" in str(err.value)
     assert "panic: something broke" in str(err.value)
     assert any("M instructions" in s for s in seen)
@@ -130,37 +133,37 @@ def test_execute_returns_events(tmp_path):
     exe = _stand_in(tmp_path, """
 print('schedlab-event ' + json.dumps({'event': 'workend', 'tick': 7}), flush=True)
 """)
-    result = gem5.execute([str(exe)], tmp_path / "out")
+    result = process.execute([str(exe)], tmp_path / "out")
     assert result["events"] == [{"event": "workend", "tick": 7}]
 
 
 def test_execute_kill_is_reported(tmp_path):
     exe = _stand_in(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
-    with pytest.raises(gem5.Gem5Error, match="killed by signal 9"):
-        gem5.execute([str(exe)], tmp_path / "out")
+    with pytest.raises(binary.Gem5Error, match="killed by signal 9"):
+        process.execute([str(exe)], tmp_path / "out")
 
 
 def test_gem5_side_code_compiles():
     # The gem5-side files import m5, so they cannot be imported here; check their syntax.
-    for path in [gem5.SCRIPT, *gem5.COMPONENTS.glob("*.py")]:
+    for path in [binary.SCRIPT, *binary.COMPONENTS.glob("*.py")]:
         compile(path.read_text(), str(path), "exec")
 
 
 def test_config_hash_is_stable():
-    h = gem5.config_hash()
-    assert len(h) == 64 and h == gem5.config_hash()
+    h = binary.config_hash()
+    assert len(h) == 64 and h == binary.config_hash()
 
 
 def test_roi_is_first_dump_at_or_after_each_workend():
     dumps = [{"finalTick": 100}, {"finalTick": 250}, {"finalTick": 260}, {"finalTick": 900}]
-    gem5.label_roi(dumps, [{"event": "workbegin", "tick": 50}, {"event": "workend", "tick": 250},
+    g5run.label_roi(dumps, [{"event": "workbegin", "tick": 50}, {"event": "workend", "tick": 250},
                            {"event": "workend", "tick": 800}])
     assert [d["schedlab.roi"] for d in dumps] == [0, 1, 0, 1]
 
 
 def test_run_kernel_args_keep_base_and_add_policy_args():
     m = load_machine("clovertown-e5320-mup").to_dict()
-    args = gem5.run_kernel_args(m, plan_from_dict(m), ["sched.foo=1", "pci=off"])
+    args = checkpoint.run_kernel_args(m, plan_from_dict(m), ["sched.foo=1", "pci=off"])
     assert args[:7] == ["console=ttyS0", "acpi=off", "pci=off", "tsc=reliable",
                         "tsc_early_khz=1860000", "nohz=off", "schedlab.backend=gem5"]
     assert args.count("pci=off") == 1 and args[-1] == "sched.foo=1"
@@ -181,27 +184,17 @@ def test_run_id_covers_the_kernel_command_line_and_gem5_code(monkeypatch):
     def prepared():
         return runs.prepare(request, progress=lambda s: None)
     first = prepared()
-    assert first.spec["kernel_command_line"] == gem5.run_kernel_args(
+    assert first.spec["kernel_command_line"] == checkpoint.run_kernel_args(
         first.machine.to_dict(), plan_from_dict(first.machine.to_dict()))
     assert prepared().run_id == first.run_id
-    monkeypatch.setattr(gem5, "config_hash", lambda: "other gem5-side code")
+    monkeypatch.setattr(binary, "config_hash", lambda: "other gem5-side code")
     other_code = prepared().run_id
-    monkeypatch.setattr(gem5, "plan_boot_args", lambda plan, extra: ["console=ttyS0"])
+    monkeypatch.setattr(checkpoint, "plan_boot_args", lambda plan, extra: ["console=ttyS0"])
     other_args = prepared().run_id
     assert len({first.run_id, other_code, other_args}) == 3
     qemu = runs.prepare(runs.RunRequest(machine="clovertown-e5320-mup", jobs=request.jobs,
                                         boot_args=("x=1",)), progress=lambda s: None)
     assert qemu.spec["kernel_command_line"] == [*runs.QEMU_KERNEL_ARGS, "x=1"]
-
-
-def test_builds_use_given_kernel_object():
-    class Build:  # what KernelBuild / GuestImage expose
-        vmlinux = Path("/k/vmlinux")
-        hash = "k"
-    kernel, image = gem5._builds({"kernel": Build(), "image": {"hash": "i"}}, None)
-    assert kernel.vmlinux == Path("/k/vmlinux") and image == {"hash": "i"}
-    with pytest.raises(gem5.UserError, match="no image build"):
-        gem5._builds({"kernel": "hash-only"}, None)
 
 
 # A stand-in for the gem5 binary that speaks our script's protocol (probe line, events,
@@ -246,13 +239,13 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
 
-    class Build:
-        vmlinux = tmp_path / "vmlinux"
-        hash = "kernel-hash"
     m = load_machine("clovertown-e5320-mup").to_dict()
-    spec = {"machine": m, "cpu": "timing", "guest_spec_text": "run this\n",
-            "kernel": Build(), "image": {"hash": "image-hash"}, "boot_args": ["extra=1"]}
-    result = gem5.run(spec, tmp_path / "run1", progress=None)
+    plan = plan_from_dict(m)
+    job = g5run.Gem5Job(machine=m, plan=plan, cpu="timing", readfile="run this\n",
+                        kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
+                                                      "image-hash"),
+                        kernel_args=tuple(checkpoint.run_kernel_args(m, plan, ["extra=1"])))
+    result = g5run.run(job, tmp_path / "run1", progress=None)
     assert result["console"] == "readfile said: run this\n"
     assert result["stats"] == []          # the stand-in writes no statistics
     info = json.loads((tmp_path / "run1" / "gem5.json").read_text())
@@ -261,11 +254,12 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     assert info["command"][info["command"].index("--cpu") + 1] == "timing"
     assert [e["event"] for e in info["events"]][-1] == "exit"
     # the second run reuses the checkpoint: one boot in all
-    gem5.run({**spec, "cpu": "o3"}, tmp_path / "run2", progress=None)
+    g5run.run(dataclasses.replace(job, cpu="o3"), tmp_path / "run2", progress=None)
     assert (tmp_path / "calls.log").read_text().split() == ["boot", "run", "run"]
     # A whole command line given with the spec (the run id's) is the one booted with.
-    whole = [*gem5.run_kernel_args(m, plan_from_dict(m)), "given=1"]
-    gem5.run({**spec, "kernel_command_line": whole}, tmp_path / "run3", progress=None)
+    whole = [*checkpoint.run_kernel_args(m, plan_from_dict(m)), "given=1"]
+    g5run.run(dataclasses.replace(job, kernel_args=tuple(whole)), tmp_path / "run3",
+              progress=None)
     info = json.loads((tmp_path / "run3" / "gem5.json").read_text())
     assert info["checkpoint"]["kernel_args"] == whole
 
@@ -277,13 +271,14 @@ def test_failed_run_keeps_gem5_logs(tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
 
-    class Build:
-        vmlinux = tmp_path / "vmlinux"
-        hash = "kernel-hash"
-    spec = {"machine": load_machine("clovertown-e5320-mup").to_dict(), "cpu": "o3",
-            "guest_spec_text": "panic\n", "kernel": Build(), "image": {"hash": "image-hash"}}
-    with pytest.raises(gem5.Gem5Error, match="killed by signal 6") as e:
-        gem5.run(spec, tmp_path / "run", progress=None)
+    m = load_machine("clovertown-e5320-mup").to_dict()
+    plan = plan_from_dict(m)
+    job = g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile="panic\n",
+                        kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
+                                                      "image-hash"),
+                        kernel_args=tuple(checkpoint.run_kernel_args(m, plan)))
+    with pytest.raises(binary.Gem5Error, match="killed by signal 6") as e:
+        g5run.run(job, tmp_path / "run", progress=None)
     logs = Path(str(e.value).split("logs in ", 1)[1].split(";")[0].split()[0])
     assert logs.is_relative_to(tmp_path / "cache" / "gem5-failed")
     assert "the stand-in panicked" in (logs / "gem5.stderr").read_text()

@@ -126,7 +126,7 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
     from m5.params import NULL, VectorPortRef
 
     from components.board import PlanBoard
-    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.machine import load_machine
 
     plan = plan_from_dict(load_machine(machine, overrides).to_dict())
@@ -237,7 +237,7 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
     (work / "cpt").mkdir(exist_ok=True)
     (work / "cpt" / "m5.cpt").write_text("")  # only its existence is checked before restore
     # The command line exactly as the host backend builds it (binary and --outdir dropped).
-    from schedlab.gem5 import command
+    from schedlab.backends.gem5.process import command
     cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
                   kernel=Path("/vmlinux"), kernel_args=["console=ttyS0", "pci=off"], cpu=cpu,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
@@ -277,7 +277,7 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
 if __name__ != "__main__":
     import pytest
 
-    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.machine import load_machine, machine_names
 
     GEM5_SRC = os.environ.get("GEM5_SRC")

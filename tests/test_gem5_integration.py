@@ -1,7 +1,7 @@
 """gem5 integration: boot 2-core models to a checkpoint, restore into Timing and O3.
 
 Needs GEM5 (a gem5 v24.0 build/X86/gem5.fast) and the pinned Linux source; skipped
-otherwise with the reason printed. The guest is tests/data/gem5/guest/init.c, a minimal
+otherwise with the reason printed. The guest is disk-images/gem5-selftest/init.c, a minimal
 PID 1 built into the kernel's initramfs, so these tests check the gem5 backend on its own:
 - the guest sees the modelled LLC groups (packages, core siblings, scheduler domains);
 - the boot checkpoint is cached (a second request returns at once);
@@ -35,8 +35,8 @@ MACHINES = os.environ.get("SCHEDLAB_GEM5_TEST_MACHINES",
 
 @pytest.fixture(scope="module")
 def guest():
-    from schedlab.gem5_guest import build_guest_and_kernel
-    return build_guest_and_kernel(progress=print)
+    from schedlab.backends.gem5.selftest import build_guest_kernel
+    return build_guest_kernel(progress=print)
 
 
 def _topology(console: str) -> dict[int, dict]:
@@ -50,15 +50,14 @@ def _topology(console: str) -> dict[int, dict]:
 
 @pytest.mark.parametrize("name", MACHINES)
 def test_boot_checkpoint_and_guest_topology(guest, name):
-    from schedlab import gem5
-    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.backends.gem5 import checkpoint, process
+    from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.machine import format_cpus, load_machine
-    kernel, image = guest
     machine = load_machine(name).to_dict()
     plan = plan_from_dict(machine)
-    cpt, meta = gem5.ensure_checkpoint(machine, kernel, image, progress=print)
+    cpt, meta = checkpoint.ensure_checkpoint(machine, plan, guest, progress=print)
     assert (cpt / "m5.cpt").is_file()
-    console = (cpt.parent / "boot" / gem5.CONSOLE).read_text(errors="replace")
+    console = (cpt.parent / "boot" / process.CONSOLE).read_text(errors="replace")
     topo = _topology(console)
     # gem5's TSCs are in step (tsc=reliable): the guest keeps the TSC as its clock and
     # times in nanoseconds, not jiffies; and the TSC runs at the catalogue's clock
@@ -80,21 +79,24 @@ def test_boot_checkpoint_and_guest_topology(guest, name):
 
     # Cached: a second request returns the same checkpoint without booting.
     t0 = time.monotonic()
-    again, _ = gem5.ensure_checkpoint(machine, kernel, image, progress=print)
+    again, _ = checkpoint.ensure_checkpoint(machine, plan, guest, progress=print)
     assert again == cpt and time.monotonic() - t0 < 30
 
 
 @pytest.mark.parametrize("cpu", ["timing", "o3"])
 def test_restore_and_run_roi(guest, cpu, tmp_path):
-    from schedlab import gem5
-    from schedlab.gem5_stats import core_summary
+    from schedlab.backends.gem5 import checkpoint
+    from schedlab.backends.gem5 import run as g5run
+    from schedlab.backends.gem5.stats import core_summary
     from schedlab.machine import load_machine
-    kernel, image = guest
+    from schedlab.backends.gem5.plan import plan_from_dict
     name = MACHINES[0]
     machine = load_machine(name).to_dict()
-    spec = {"machine": machine, "cpu": cpu, "guest_spec_text": "loop 200000\n",
-            "kernel": kernel, "image": image, "timeout": 3000}
-    result = gem5.run(spec, tmp_path / "run", progress=print)
+    plan = plan_from_dict(machine)
+    job = g5run.Gem5Job(machine=machine, plan=plan, cpu=cpu, kernel=guest,
+                        kernel_args=tuple(checkpoint.run_kernel_args(machine, plan)),
+                        readfile="loop 200000\n", timeout=3000)
+    result = g5run.run(job, tmp_path / "run", progress=print)
     assert "GUEST-SPEC read loops=200000" in result["console"]
     assert "GUEST-DONE loops=200000" in result["console"]
     roi = [d for d in result["stats"] if d["schedlab.roi"]]

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from schedlab.gem5_plan import (
+from schedlab.backends.gem5.plan import (
     CPUID1_EBX_LOW, X86_BOARD_MAX_MEMORY, PlanError, boot_args, plan_from_dict,
 )
 from schedlab.machine import load_machine, machine_names
@@ -261,6 +261,6 @@ def test_numa_nodes_on_the_split_step_split_at_the_banks(name, per_node):
 
 
 def test_the_split_step_is_the_kernel_parameters_one():
-    from schedlab.gem5_plan import NUMA_FAKE_STEP
-    from schedlab.kernel_params import FAKE_NODE_MIN_MIB
+    from schedlab.backends.gem5.plan import NUMA_FAKE_STEP
+    from schedlab.guest.numa import FAKE_NODE_MIN_MIB
     assert NUMA_FAKE_STEP == FAKE_NODE_MIN_MIB << 20

@@ -48,7 +48,8 @@ def _run(request):
 
 @pytest.mark.parametrize("name", MACHINES)
 def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
-    from schedlab.gem5_check import topology_problems
+    from schedlab.backends.gem5.plan import plan_from_dict
+    from schedlab.backends.gem5.topology import topology_problems
     from schedlab.machine import load_machine
     from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest
     machine = load_machine(name).to_dict()
@@ -56,7 +57,7 @@ def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
     run_dir, res = _run(RunRequest(machine=name, backend="gem5", cpu=cpu,
                                    jobs=(WorkloadRequest("memlat", cpus="0"),), timeout=3 * 3600))
     assert res["ok"], res["errors"]
-    assert topology_problems(machine, res["facts"]) == []
+    assert topology_problems(plan_from_dict(machine), machine, res["facts"]) == []
     # gem5 runs trace into small per-CPU buffers (cheap to set up, little guest memory).
     want = TRACE_BUFFER_KB["gem5"]
     assert want <= int(res["facts"]["trace.buffer_size_kb"]) < 1.01 * want
@@ -80,7 +81,7 @@ def _assert_job_memory_is_node_local(machine, run_dir, metrics):
     (store misses, page zeroing) from CPU 0's caches go over the links to that node's banks.
     Reads also fetch shared pages (the program's text in the page cache, kernel data) that
     may lie on any node, so they are not expected to be local."""
-    from schedlab.gem5_plan import plan_from_dict
+    from schedlab.backends.gem5.plan import plan_from_dict
     plan = plan_from_dict(machine)
     dumps = json.loads((run_dir / "stats.json").read_text())
     roi = [d for d in dumps if d.get("schedlab.roi")][0]

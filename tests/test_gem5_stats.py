@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.gem5_stats import cache_summary, core_summary, parse_stats, region_metrics
+from schedlab.backends.gem5.stats import cache_summary, core_summary, parse_stats, region_metrics
 
 DATA = Path(__file__).parent / "data" / "gem5"
 FIXTURES = sorted(DATA.glob("stats-*.txt.gz"))
@@ -47,7 +47,7 @@ def test_real_stats(path):
 
 
 def test_task_attribution_between_switches():
-    from schedlab.gem5_stats import TaskAttribution
+    from schedlab.backends.gem5.attribution import TaskAttribution
     a = TaskAttribution()
     assert TaskAttribution.decode((1234 << 8) | 3) == (1234, 3)
     a.rebase(0, {"cycles": 0, "insts": 500})
@@ -69,8 +69,8 @@ NUMA_FIXTURE = DATA / "roi-westmere-x5660-o3.txt.gz"
 def test_numa_traffic_by_latency_class_on_real_westmere_stats():
     """The memory accesses of a region by NUMA latency class, from the statistics of the
     links of a real Westmere O3 run (memlat pinned to CPU 0; see tests/data/gem5/README.md)."""
-    from schedlab.gem5_plan import plan_from_dict
-    from schedlab.gem5_stats import numa_traffic
+    from schedlab.backends.gem5.plan import plan_from_dict
+    from schedlab.backends.gem5.stats import numa_traffic
     from schedlab.machine import load_machine
 
     (roi,) = parse_stats(gzip.open(NUMA_FIXTURE, "rt").read())

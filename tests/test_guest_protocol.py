@@ -6,7 +6,7 @@ import base64
 import gzip
 import subprocess
 
-from schedlab.guest import GuestJob, GuestSpec, parse_console
+from schedlab.guest.protocol import GuestJob, GuestSpec, parse_console
 
 NASTY = "it's a \"test\" $(rm -rf /) `x` ; & |"
 

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import mixer, workloads
+from schedlab.analysis import mixer
+from schedlab.guest import programs, workloads
 from schedlab.errors import UserError
 
 
 @pytest.fixture(scope="module")
 def exe() -> Path:
-    return workloads.binary("mixer")
+    return programs.binary("mixer")
 
 
 def run(exe: Path, out: Path, *args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, dict]:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from schedlab import qemu
+from schedlab.backends import qemu
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
 from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest, execute, prepare

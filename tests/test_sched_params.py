@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import kernel_params as K
+from schedlab.guest import numa as K
+from schedlab.guest import policies
 from schedlab.errors import UserError
 
 PATCHES = Path(__file__).resolve().parent.parent / "kernel-patches"
@@ -69,7 +70,7 @@ def test_cpulist_format():
 
 
 def test_policies_file_is_valid_and_covers_the_studies():
-    p = K.load_policies()
+    p = policies.load_policies()
     assert {"vanilla", "task-affinity", "task-affinity-off", "no-affinity",
             "quantum-2ms", "quantum-10ms", "quantum-200ms"} <= set(p)
     assert p["task-affinity"]["sysctl"]["kernel.sched_rt_task_affinity"] == 1
@@ -84,17 +85,17 @@ def test_policies_file_is_valid_and_covers_the_studies():
         assert {"kernel.sched_cache_affinity", "kernel.sched_rt_task_affinity"} <= set(
             t.get("sysctl", {})), name
     with pytest.raises(UserError, match="unknown policy"):
-        K.policy("nonsense")
+        policies.policy("nonsense")
 
 
 def test_policy_validation_catches_mistakes(tmp_path):
     bad = tmp_path / "p.toml"
     bad.write_text('[policy.x]\nsummary = "x"\nsysctl = { "kernel/x" = 1 }\n')
     with pytest.raises(UserError, match="dotted"):
-        K.load_policies(bad)
+        policies.load_policies(bad)
     bad.write_text('[policy.x]\nsummary = "x"\nworkload_arg = ["--y"]\n')
     with pytest.raises(UserError, match="unknown key"):
-        K.load_policies(bad)
+        policies.load_policies(bad)
 
 
 def _series() -> list[str]:
@@ -116,7 +117,7 @@ def test_series_lists_signed_linux_style_patches():
 
 
 def test_series_applies_to_the_pinned_source(tmp_path):
-    from schedlab import kernel
+    from schedlab.guest import kernel
 
     tarball, _ = kernel.source_tarball()
     # Only the files the patches touch are extracted: applying must not need the whole tree.

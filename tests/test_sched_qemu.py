@@ -1,6 +1,6 @@
 """The scheduler patches of kernel-patches/ under QEMU (4 vCPUs, two sockets = two LLC groups).
 
-Each test boots the patched guest kernel (schedlab.kernel.build_kernel(), cached by content) with
+Each test boots the patched guest kernel (schedlab.guest.kernel.build_kernel(), cached by content) with
 a small initramfs of busybox, the mixer and a sleeper, runs one scenario chosen on the kernel
 command line, and reads key=value lines and files back from the serial console. QEMU says
 whether a policy does what it should (placement, migrations), not what it does to caches.
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import kernel_params, mixer
+from schedlab.analysis import mixer
+from schedlab.guest import numa
 
 REPO = Path(__file__).resolve().parent.parent
 BOOT_TIMEOUT = 150
@@ -136,7 +137,7 @@ poweroff -f
 @pytest.fixture(scope="module")
 def kernel():
     try:
-        from schedlab import kernel as K
+        from schedlab.guest import kernel as K
     except ImportError as e:  # pragma: no cover - the lead's module is part of the tree
         pytest.skip(f"schedlab.kernel not available: {e}")
     series = (REPO / "kernel-patches" / "series").read_text()
@@ -147,7 +148,7 @@ def kernel():
 
 @pytest.fixture(scope="module")
 def initramfs(tmp_path_factory):
-    from schedlab import workloads as W
+    from schedlab.guest import programs as W
 
     root = tmp_path_factory.mktemp("initramfs")
     for d in ("bin", "proc", "sys", "tmp"):
@@ -234,7 +235,7 @@ def boot(kernel, initramfs, test: str, extra: list[str] = (), smp="4,sockets=2,c
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_numa_parameter_alone_builds_the_topology(kernel, initramfs):
-    args = kernel_params.numa_boot_args([[0, 1], [2, 3]], distances=[[10, 21], [21, 10]])
+    args = numa.numa_boot_args([[0, 1], [2, 3]], distances=[[10, 21], [21, 10]])
     v, _, console = boot(kernel, initramfs, "numa", args)
     assert v["online"] == "0-1", console[-2000:]
     assert v["node0_cpus"] == "0-1" and v["node1_cpus"] == "2-3"
@@ -250,7 +251,7 @@ def test_numa_parameter_alone_builds_the_topology(kernel, initramfs):
 def test_numa_parameter_maps_interleaved_cpus(kernel, initramfs):
     # Non-contiguous CPU lists (one CPU of each socket per node) prove the mapping is not
     # derived from sockets or LLCs.
-    args = kernel_params.numa_boot_args([[0, 2], [1, 3]])
+    args = numa.numa_boot_args([[0, 2], [1, 3]])
     v, _, console = boot(kernel, initramfs, "numa", args)
     assert (v["online"], v["node0_cpus"], v["node1_cpus"]) == ("0-1", "0,2", "1,3"), console[-2000:]
 

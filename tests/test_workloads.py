@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from schedlab import workloads as W
+from schedlab import cli
+from schedlab.guest import characterise, programs
+from schedlab.guest import workloads as W
 from schedlab.errors import UserError
 
 REGISTRY = W.load_registry()
@@ -22,7 +24,7 @@ SPEC2006 = ["libquantum", "omnetpp", "h264ref", "namd", "povray", "sphinx"]
 
 @pytest.fixture(scope="session")
 def overlay() -> Path:
-    return W.build_all(progress=lambda s: None)
+    return programs.build_all(progress=lambda s: None)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -60,7 +62,7 @@ def test_registry_has_every_study_program():
 def test_build_is_cached_and_overlay_is_complete(overlay):
     lines = []
     t = time.monotonic()
-    again = W.build_all(progress=lines.append)
+    again = programs.build_all(progress=lines.append)
     assert again == overlay and time.monotonic() - t < 5
     assert not any("compiling" in ln for ln in lines)
     data = json.loads((overlay / W.GUEST_REGISTRY).read_text())
@@ -70,15 +72,15 @@ def test_build_is_cached_and_overlay_is_complete(overlay):
         assert entry["binary"] == f"/opt/schedlab/bin/{name}"
         assert entry["sizes"]["smoke"]["args"] == REGISTRY[name].args("smoke")
         head = exe.read_bytes()
-        assert head[:4] == b"\x7fELF" and not W._elf_is_dynamic(head), f"{name} is not static"
+        assert head[:4] == b"\x7fELF" and not programs._elf_is_dynamic(head), f"{name} is not static"
         # One multi-call binary holds them all (one copy of libc in the guest's initramfs).
-        assert exe.is_symlink() and os.readlink(exe) == W.MULTICALL
-    multicall = overlay / W.GUEST_BIN / W.MULTICALL
+        assert exe.is_symlink() and os.readlink(exe) == programs.MULTICALL
+    multicall = overlay / W.GUEST_BIN / programs.MULTICALL
     assert multicall.stat().st_size < 4 << 20
 
 
 def test_multicall_binary_dispatches_by_name(overlay):
-    multicall = overlay / W.GUEST_BIN / W.MULTICALL
+    multicall = overlay / W.GUEST_BIN / programs.MULTICALL
     by_link = subprocess.run([str(overlay / W.GUEST_BIN / "sha"), *W.get("sha").args("smoke")],
                              capture_output=True, text=True)
     by_arg = subprocess.run([str(multicall), "sha", *W.get("sha").args("smoke")],
@@ -147,7 +149,7 @@ def test_corrupted_input_is_detected(overlay, tmp_path):
 
 def test_check_detects_a_wrong_result():
     w = REGISTRY["memlat"]
-    good = W.parse_output(run(W.build_all(lambda s: None), "memlat", w.args("smoke")).stdout)
+    good = W.parse_output(run(programs.build_all(lambda s: None), "memlat", w.args("smoke")).stdout)
     assert w.check(good) == []
     assert w.check({**good, "checksum": "0x0"}) and w.check({})
 
@@ -236,37 +238,37 @@ def test_bad_registry_entry_is_one_line_user_error(tmp_path):
 def test_user_program(tmp_path, overlay):
     src = tmp_path / "hello.c"
     src.write_text('#include <stdio.h>\nint main(void){puts("x=1");return 0;}\n')
-    exe = W.build_user_program(src)
+    exe = programs.build_user_program(src)
     assert subprocess.run([exe], capture_output=True, text=True).stdout == "x=1\n"
-    assert W.build_user_program(src) == exe
+    assert programs.build_user_program(src) == exe
     static = overlay / W.GUEST_BIN / "bv_0"
-    assert W.build_user_program(static) == static.resolve()
+    assert programs.build_user_program(static) == static.resolve()
     dyn = tmp_path / "dyn"
     subprocess.run(["gcc", str(src), "-o", str(dyn)], check=True)
     with pytest.raises(UserError, match="-static"):
-        W.build_user_program(dyn)
+        programs.build_user_program(dyn)
     bad = tmp_path / "bad.c"
     bad.write_text("int main(void){ return undeclared; }\n")
     with pytest.raises(UserError, match="undeclared"):
-        W.build_user_program(bad)
+        programs.build_user_program(bad)
     with pytest.raises(UserError):
-        W.build_user_program(tmp_path / "notes.txt")
+        programs.build_user_program(tmp_path / "notes.txt")
 
 
 def test_cli_lists_and_shows(overlay):
     runner = CliRunner()
-    r = runner.invoke(W.workloads_command, [])
+    r = runner.invoke(cli.workloads_command, [])
     assert r.exit_code == 0, r.output
     for name in REGISTRY:
         assert f"\n{name} " in "\n" + r.output
-    r = runner.invoke(W.workloads_command, ["memlat"])
+    r = runner.invoke(cli.workloads_command, ["memlat"])
     assert r.exit_code == 0 and "--region-size" in r.output and "Lee & Schwan" in r.output
-    r = runner.invoke(W.workloads_command, ["nosuch"])
+    r = runner.invoke(cli.workloads_command, ["nosuch"])
     assert isinstance(r.exception, UserError) and "run.py workloads" in str(r.exception)
 
 
 def test_every_workload_is_characterised():
-    chars = W.load_characterisation()
+    chars = characterise.load_characterisation()
     for name, w in REGISTRY.items():
         if w.kind == "driver":
             continue

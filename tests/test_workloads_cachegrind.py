@@ -8,7 +8,8 @@ import shutil
 
 import pytest
 
-from schedlab import workloads as W
+from schedlab.guest import characterise, programs
+from schedlab.guest import workloads as W
 
 pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
 
@@ -20,7 +21,7 @@ P1, P2 = 10, 60
 
 @pytest.fixture(scope="module")
 def bindir():
-    return W.build_all(progress=lambda s: None) / W.GUEST_BIN
+    return programs.build_all(progress=lambda s: None) / W.GUEST_BIN
 
 
 def per_pass(bindir, name, args, level, size, assoc=8, line=64, base=BASE, passes=(P1, P2)):
@@ -31,7 +32,7 @@ def per_pass(bindir, name, args, level, size, assoc=8, line=64, base=BASE, passe
     events = {"I1": ["I1mr"], "D1": ["D1mr", "D1mw"], "LL": ["ILmr", "DLmr", "DLmw"]}[level]
     counts = []
     for n in passes:
-        ev = W.cachegrind([str(bindir / name), *args, "--passes", str(n)], geo)
+        ev = characterise.cachegrind([str(bindir / name), *args, "--passes", str(n)], geo)
         counts.append(sum(ev.get(e, 0) for e in events))
     return (counts[1] - counts[0]) / (passes[1] - passes[0])
 

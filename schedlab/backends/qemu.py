@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .errors import UserError
-from .guest import READY_MARKER, parse_console
-from .machine import MachineSpec, format_cpus
+from schedlab.errors import UserError
+from schedlab.guest.protocol import READY_MARKER, parse_console
+from schedlab.machine import MachineSpec, format_cpus
 
 QEMU = "qemu-system-x86_64"
 # TCG needs no more than this to boot and run the workloads; the catalogue's sizes (up to

@@ -1,4 +1,4 @@
-"""Kernel command-line parameters and policy switches of the scheduler patches (kernel-patches/).
+"""NUMA layouts on the guest kernel's command line (kernel-patches/ x86/numa_emulation).
 
 NUMA from the command line (patch x86/numa_emulation): firmware without an SRAT (gem5's X86
 board; QEMU without ``-numa``) gives Linux one node. The guest is then told the layout with
@@ -9,21 +9,15 @@ board; QEMU without ``-numa``) gives Linux one node. The guest is then told the 
 upstream too) gives the scheduler its NUMA levels; ``numa_emu_cpus`` (our patch) names the CPUs
 of node 0, 1, ... The kernel rejects a bad ``numa_emu_cpus`` with a log line and falls back to
 no emulation; this module rejects bad layouts host-side first, with a one-line UserError.
-
-Policies (``kernel-patches/policies.toml``): the sysctls, files, boot arguments, workload
-arguments and trace events each policy needs; ``load_policies`` validates the file.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
-from .errors import UserError
-from .machine import format_cpus as format_cpulist
-from .paths import KERNEL_PATCHES
+from schedlab.errors import UserError
+from schedlab.machine import format_cpus as format_cpulist
 
 LOCAL_DISTANCE = 10
 DEFAULT_REMOTE_DISTANCE = 20
@@ -31,8 +25,6 @@ DEFAULT_REMOTE_DISTANCE = 20
 FAKE_NODE_MIN_MIB = 32
 # Linux x86-64 NODES_SHIFT default (MAX_NUMNODES = 64).
 MAX_NODES = 64
-POLICIES_FILE = KERNEL_PATCHES / "policies.toml"
-POLICY_KEYS = {"summary", "sysctl", "files", "boot_args", "workload_args", "trace_events"}
 
 _CPULIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
@@ -158,57 +150,3 @@ def parse_numa_boot_args(args: list[str]) -> NumaLayout | None:
                             "scheduler builds no NUMA level; add the distance matrix")
     _check_layout(nodes, distances)
     return NumaLayout(tuple(tuple(c) for c in nodes), tuple(tuple(r) for r in distances))
-
-
-def load_policies(path: Path = POLICIES_FILE) -> dict[str, dict]:
-    """kernel-patches/policies.toml as {name: table}, each field checked for shape."""
-    try:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{path.name}: not valid TOML ({e})") from None
-    if set(raw) != {"policy"} or not isinstance(raw["policy"], dict):
-        raise UserError(f"{path.name}: expected only [policy.<name>] tables")
-    out = {}
-    for name, table in raw["policy"].items():
-        where = f"{path.name} [policy.{name}]"
-        extra = set(table) - POLICY_KEYS
-        if extra:
-            raise UserError(f"{where}: unknown key(s) {', '.join(sorted(extra))}; "
-                            f"allowed: {', '.join(sorted(POLICY_KEYS))}")
-        if not isinstance(table.get("summary"), str) or not table["summary"].strip():
-            raise UserError(f"{where}: needs a non-empty summary")
-        for key in ("sysctl", "files"):
-            value = table.get(key, {})
-            if not isinstance(value, dict) or not all(
-                    isinstance(k, str) and isinstance(v, (str, int)) for k, v in value.items()):
-                raise UserError(f"{where}: '{key}' must map names to strings or integers")
-        for k in table.get("sysctl", {}):
-            if not re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)+", k):
-                raise UserError(f"{where}: sysctl name {k!r} is not dotted (e.g. kernel.x)")
-        for k in table.get("files", {}):
-            if not k.startswith("/"):
-                raise UserError(f"{where}: file {k!r} must be an absolute guest path")
-        per_workload = table.get("workload_args", {})
-        if not isinstance(per_workload, dict) or not all(
-                isinstance(v, list) and all(isinstance(a, str) for a in v)
-                for v in per_workload.values()):
-            raise UserError(f"{where}: 'workload_args' must map workload names to lists of "
-                            f"strings, e.g. {{ mixer = [\"--declare-affinity\"] }}")
-        for key in ("boot_args", "trace_events"):
-            value = table.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise UserError(f"{where}: '{key}' must be a list of strings")
-        for ev in table.get("trace_events", []):
-            if not re.fullmatch(r"[a-z0-9_]+:[a-z0-9_]+", ev):
-                raise UserError(f"{where}: trace event {ev!r} must be 'system:event'")
-        out[name] = table
-    return out
-
-
-def policy(name: str, path: Path = POLICIES_FILE) -> dict:
-    """One policy's table; UserError naming the known ones otherwise."""
-    policies = load_policies(path)
-    if name not in policies:
-        raise UserError(f"unknown policy {name!r}; known: {', '.join(sorted(policies))}")
-    return policies[name]

@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UserError
-from .kernel_params import parse_cpulist
+from schedlab.errors import UserError
+from schedlab.guest.numa import parse_cpulist
 
 TASKS = ("wave0", "wave1", "wave2", "wave3", "mixer0", "mixer1", "mixer2")
 # The affinity graph of the benchmark: consumer -> its producers.

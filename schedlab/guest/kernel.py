@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import paths
-from .errors import UserError
-from .store import hash_bytes, hash_file, publish_dir
+from schedlab import paths
+from schedlab.errors import UserError
+from schedlab.store import hash_bytes, hash_file, publish_dir
 
 # Bump when the recipe below changes in a way that changes the kernel it produces.
 RECIPE_VERSION = "1"

@@ -2,7 +2,7 @@
 
 Contents: busybox from Debian's busybox-static with a link per applet, the in-guest runner
 (disk-images/rootfs/init), the guest tools (disk-images/guest-tools/*.c: the m5-op shim and
-the workload launcher), and the workloads overlay built by schedlab.workloads. The cpio is
+the workload launcher), and the workloads overlay built by schedlab.guest.programs. The cpio is
 written by the kernel's own usr/gen_init_cpio (built from the pinned source), which records
 device nodes such as /dev/console without needing root; the ext4 image by `mke2fs -d`,
 without loop mounts. Both are cached under a content hash of everything that goes in.
@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import kernel, paths, workloads
-from .errors import UserError
-from .store import hash_bytes, hash_file, publish_dir
+from schedlab import paths
+from schedlab.errors import UserError
+from schedlab.guest import kernel
+from schedlab.guest.programs import build_all, guest_compile_command
+from schedlab.store import hash_bytes, hash_file, publish_dir
 
 RECIPE_VERSION = "2"
 BUSYBOX = Path("/bin/busybox")
@@ -73,7 +75,7 @@ def gen_init_cpio(progress: Progress = print) -> Path:
 
 def _compile(sources: list[Path], output: Path, static: bool = True) -> None:
     """A static guest program (with the workloads' compiler), or a host tool (gcc)."""
-    cmd = (workloads.guest_compile_command(sources, output) if static
+    cmd = (guest_compile_command(sources, output) if static
            else ["gcc", "-O2", "-o", str(output), *map(str, sources)])
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -100,21 +102,18 @@ def image_key(overlay: Path) -> str:
 def build_image(progress: Progress = print) -> GuestImage:
     """Return the cached guest image for the current sources, building it if needed."""
     _check_busybox()
-    overlay = workloads.build_all(progress=progress)
+    overlay = build_all(progress=progress)
     key = image_key(overlay)
     final = paths.cache_dir() / "image" / key
     if (final / "rootfs.ext4").is_file():
         return GuestImage(final, key)
-    cpio_tool = gen_init_cpio(progress)
     progress(f"image: assembling {key}")
     with publish_dir(final) as out:
         stage = out / "stage"
         _stage_rootfs(stage, overlay)
         entries = _cpio_entries(stage)
         (out / "manifest.txt").write_text("\n".join(entries) + "\n")
-        with open(out / "initramfs.cpio", "wb") as f:
-            subprocess.run([str(cpio_tool), "-t", str(EPOCH), str(out / "manifest.txt")],
-                           stdout=f, check=True)
+        write_cpio(entries, out / "initramfs.cpio", progress)
         _make_ext4(stage, out / "rootfs.ext4")
         shutil.rmtree(stage)
     progress(f"image: built {key} ({(final / 'initramfs.cpio').stat().st_size >> 20} MiB cpio)")
@@ -172,7 +171,6 @@ def extra_archive(files: dict[str, str | Path], dest: Path, progress: Progress =
     Linux unpacks concatenated archives in order, so this adds files for one run (its
     specification, the user's programs) without rebuilding the image.
     """
-    tool = gen_init_cpio(progress)
     with tempfile.TemporaryDirectory() as tmp:
         lines, dirs = [], set()
         for i, (guest_path, content) in enumerate(sorted(files.items())):
@@ -186,8 +184,16 @@ def extra_archive(files: dict[str, str | Path], dest: Path, progress: Progress =
                 source, mode = Path(tmp) / f"file{i}", "0644"
                 source.write_text(content)
             lines.append(f"file {guest_path} {source} {mode} 0 0")
+        return write_cpio(lines, dest, progress)
+
+
+def write_cpio(entries: list[str], dest: Path, progress: Progress = print) -> Path:
+    """A newc cpio archive from gen_init_cpio entries (``dir``, ``file``, ``nod``, ``slink``
+    lines): the project's one cpio writer, so device nodes need no root."""
+    tool = gen_init_cpio(progress)
+    with tempfile.TemporaryDirectory() as tmp:
         listing = Path(tmp) / "listing"
-        listing.write_text("\n".join(lines) + "\n")
+        listing.write_text("\n".join(entries) + "\n")
         with open(dest, "wb") as f:
             subprocess.run([str(tool), "-t", str(EPOCH), str(listing)], stdout=f, check=True)
     return dest

@@ -10,8 +10,8 @@ and the memory of the model's banks for that node.
 
 from __future__ import annotations
 
-from .gem5_plan import plan_from_dict
-from .machine import format_cpus
+from schedlab.backends.gem5.plan import BoardPlan
+from schedlab.machine import format_cpus
 
 
 def _mask(cpus) -> int:
@@ -23,9 +23,8 @@ def _span(text: str) -> int:
     return int(text.replace(",", ""), 16)
 
 
-def topology_problems(machine: dict, facts: dict[str, str]) -> list[str]:
+def topology_problems(plan: BoardPlan, machine: dict, facts: dict[str, str]) -> list[str]:
     """Each way the guest's view differs from the model (empty: it matches)."""
-    plan = plan_from_dict(machine)
     n = plan.num_cores
     problems = []
     online = facts.get("cpus.online")

@@ -1,0 +1,136 @@
+"""Boot checkpoints: boot a machine once with Atomic cores and keep the checkpoint.
+
+:func:`ensure_checkpoint` boots a machine until the in-guest runner issues ``m5 checkpoint``
+and keeps the checkpoint under ``<cache>/gem5-checkpoints/<key>``, where the key hashes the
+gem5 binary, the board's boot identity, the kernel, the image and the kernel command line
+(:func:`checkpoint_key`); a second call returns it at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from schedlab import paths
+from schedlab.backends.gem5.binary import Gem5Binary, Gem5Error, config_hash, probe
+from schedlab.backends.gem5.plan import BoardPlan, boot_args as plan_boot_args
+from schedlab.backends.gem5.process import CONSOLE, command, execute
+from schedlab.guest.numa import numa_boot_args
+from schedlab.store import hash_json, publish_dir
+
+Progress = Callable[[str], None]
+
+# Bump when the boot flow (configs/schedlab_gem5.py's boot mode, the boot board's cores,
+# devices or memory map in configs/components/) changes the checkpoint it produces.
+CHECKPOINT_RECIPE = "3"
+# A boot that has not reached the checkpoint after this long is stuck (the 4-core machines
+# take about 5 minutes; the 12- and 16-core ones longer).
+BOOT_HOST_LIMIT_S = 4 * 3600
+
+
+@dataclass(frozen=True)
+class GuestKernel:
+    """The guest gem5 boots: a vmlinux with its initramfs built in (gem5's X86 loader takes
+    no separate initrd), and the hashes of the kernel and of the image inside it."""
+
+    vmlinux: Path
+    kernel_hash: str
+    image_hash: str
+
+
+def guest_boot_args(machine: dict, plan: BoardPlan) -> list[str]:
+    """Kernel arguments for gem5: plan's base arguments plus the NUMA layout, if any."""
+    extra: list[str] = []
+    if len(machine["nodes"]) > 1:
+        per_node = [r[2] >> 20 for r in plan.memory.node_ranges()]
+        extra = numa_boot_args(machine["nodes"], per_node, machine["memory"]["distances"])
+    return plan_boot_args(plan, extra)
+
+
+def run_kernel_args(machine: dict, plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()):
+    """The gem5 base arguments plus the spec's own (policy / request) arguments."""
+    base = guest_boot_args(machine, plan)
+    return base + [a for a in extra if a not in base]
+
+
+def checkpoint_key(binary: Gem5Binary, plan: BoardPlan, kernel_hash: str, image_hash: str,
+                   kernel_args: list[str], cpu: str = "atomic") -> str:
+    """What a boot checkpoint depends on: the gem5 binary, the board's boot identity (cores
+    with their CPUID values, clock, memory map; ``BoardPlan.boot_identity``), the kernel,
+    the image, the kernel command line and the boot cores.
+
+    A checkpoint holds memory, device and CPU state, not cache contents (classic caches
+    are written back when gem5 drains for it), and Atomic boot cores take no latency from
+    the caches, so cache sizes and latencies are not in the key: a "what if the L2 were
+    8 MiB" run restores the machine's own checkpoint. A change to the boot flow or to the
+    boot board's objects in configs/ must bump CHECKPOINT_RECIPE."""
+    return hash_json({"recipe": CHECKPOINT_RECIPE, "gem5": binary.hash,
+                      "board": plan.boot_identity(), "kernel": kernel_hash,
+                      "image": image_hash, "args": kernel_args, "boot_cpu": cpu})[:20]
+
+
+def checkpoint_root() -> Path:
+    return paths.cache_dir() / "gem5-checkpoints"
+
+
+def ensure_checkpoint(machine: dict, plan: BoardPlan, kernel: GuestKernel,
+                      kernel_args: list[str] | None = None, progress: Progress | None = print,
+                      cpu: str = "atomic", binary: Gem5Binary | None = None
+                      ) -> tuple[Path, dict]:
+    """The cached boot checkpoint of ``machine``, booting once if it does not exist.
+
+    Returns (checkpoint directory, metadata).
+    """
+    binary = binary or probe()
+    kernel_args = list(kernel_args if kernel_args is not None else guest_boot_args(machine, plan))
+    if cpu == "kvm" and "schedlab.m5=addr" not in kernel_args:
+        # Under KVM the m5 instruction form traps; the runner then uses the address form.
+        kernel_args.append("schedlab.m5=addr")
+    key = checkpoint_key(binary, plan, kernel.kernel_hash, kernel.image_hash,
+                         kernel_args, cpu)
+    final = checkpoint_root() / key
+    meta_path = final / "checkpoint.json"
+    if meta_path.is_file():
+        meta = json.loads(meta_path.read_text())
+        if progress:
+            progress(f"gem5: reusing checkpoint {key} of {machine['name']} "
+                     f"(booted in {meta['host_seconds']:.0f} s host)")
+        return final / "cpt", meta
+    if progress:
+        for note in plan.notes:
+            progress(f"gem5: note: {note}")
+        progress(f"gem5: booting {machine['name']} with {cpu} cores to a checkpoint "
+                 f"(5-8 minutes host for 2-4 cores, more for larger machines)")
+    # gem5's own output goes outside the directory being published, so the logs of a
+    # failed boot survive for inspection; they are moved in on success.
+    logs = checkpoint_root() / "boot-logs" / f"{key}-{os.getpid()}"
+    shutil.rmtree(logs, ignore_errors=True)
+    with publish_dir(final) as tmp:
+        machine_json = tmp / "machine.json"
+        machine_json.write_text(json.dumps(machine, indent=1, sort_keys=True))
+        cmd = command(binary.path, logs, mode="boot", machine_json=machine_json,
+                      kernel=kernel.vmlinux, kernel_args=kernel_args, cpu=cpu,
+                      checkpoint_dir=tmp / "cpt", max_host_seconds=BOOT_HOST_LIMIT_S)
+        result = execute(cmd, logs, progress)
+        if not (tmp / "cpt" / "m5.cpt").is_file():
+            raise Gem5Error(f"gem5 booted {machine['name']} but wrote no checkpoint: the guest "
+                            f"never issued 'm5 checkpoint'; console: {logs / CONSOLE}")
+        shutil.move(str(logs), str(tmp / "boot"))
+        ck = next(e for e in result["events"] if e["event"] == "checkpoint")
+        meta = {"key": key, "machine": machine["name"], "gem5": binary.version,
+                "gem5_hash": binary.hash, "kernel": kernel.kernel_hash,
+                "image": kernel.image_hash, "kernel_args": kernel_args, "boot_cpu": cpu,
+                "config_hash": config_hash(), "command": cmd,
+                "host_seconds": result["host_seconds"], "tick": ck["tick"],
+                "insts": ck.get("insts"), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                   time.gmtime())}
+        (tmp / "checkpoint.json").write_text(json.dumps(meta, indent=1))
+    meta = json.loads(meta_path.read_text())
+    if progress:
+        progress(f"gem5: checkpoint {key} written in {meta['host_seconds']:.0f} s host")
+    return final / "cpt", meta

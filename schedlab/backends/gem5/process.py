@@ -1,0 +1,113 @@
+"""Running the gem5 binary: its command line, its progress and event lines, its failures.
+
+Our gem5 script (``configs/schedlab_gem5.py``) prints ``schedlab-progress`` and
+``schedlab-event`` lines as JSON; :func:`execute` streams them to a progress callable and
+returns them. Any abnormal end raises :class:`Gem5Error` with the tails of gem5's log and of
+the guest's console.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import deque
+from pathlib import Path
+from typing import Callable
+
+from schedlab.backends.gem5.binary import SCRIPT, Gem5Error
+
+Progress = Callable[[str], None]
+
+CONSOLE = "board.pc.com_1.device"
+LOG_TAIL_LINES = 25
+
+
+def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel: Path,
+            kernel_args: list[str], cpu: str, checkpoint_dir: Path,
+            readfile: Path | None = None, progress_seconds: float = 30.0,
+            max_host_seconds: float = 0.0, hierarchy: str = "plan",
+            workitem_stats: bool = True, attribute_tasks: bool = False,
+            fast_forward: bool = False) -> list[str]:
+    """The gem5 command line (stdout/stderr are redirected by the caller)."""
+    cmd = [str(binary), "--outdir", str(outdir), str(SCRIPT), "--mode", mode,
+           "--machine-json", str(machine_json), "--kernel", str(kernel),
+           "--command-line", " ".join(kernel_args), "--cpu", cpu,
+           "--checkpoint-dir", str(checkpoint_dir),
+           "--progress-seconds", f"{progress_seconds:g}"]
+    if readfile is not None:
+        cmd += ["--readfile", str(readfile)]
+    if max_host_seconds:
+        cmd += ["--max-host-seconds", f"{max_host_seconds:g}"]
+    if hierarchy != "plan":
+        cmd += ["--hierarchy", hierarchy]
+    if not workitem_stats:
+        cmd += ["--no-workitem-stats"]
+    if attribute_tasks:
+        cmd += ["--attribute-tasks"]
+    if fast_forward:
+        cmd += ["--fast-forward"]
+    return cmd
+
+
+def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(deque(f, maxlen=n))
+    except OSError:
+        return ""
+
+
+def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
+            timeout: float | None = None) -> dict:
+    """Run gem5, stream its progress, and return the events it reported.
+
+    Writes ``gem5.stdout`` / ``gem5.stderr`` into ``outdir``. Raises Gem5Error if gem5 exits
+    non-zero or is killed, with the tail of its logs.
+    """
+    outdir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = outdir / "gem5.stdout", outdir / "gem5.stderr"
+    events: list[dict] = []
+    progress_lines: list[dict] = []
+    started = time.monotonic()
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()
+                if line.startswith("schedlab-progress "):
+                    data = json.loads(line.split(" ", 1)[1])
+                    progress_lines.append(data)
+                    if progress:
+                        progress(f"gem5: {data['sim_s']:.4f} s simulated, "
+                                 f"{data['insts'] / 1e6:.1f} M instructions, "
+                                 f"{data['host_s']:.0f} s host, "
+                                 f"{data['ips'] / 1e6:.2f} M instructions/host s")
+                elif line.startswith("schedlab-event "):
+                    data = json.loads(line.split(" ", 1)[1])
+                    events.append(data)
+                    if progress:
+                        progress(f"gem5: {data['event']} at tick {data.get('tick')}")
+                if timeout and time.monotonic() - started > timeout:
+                    proc.kill()
+                    raise Gem5Error(f"gem5 ran longer than {timeout:.0f} s host and was stopped; "
+                                    f"logs in {outdir}")
+            status = proc.wait()
+        except BaseException:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            raise
+    host_s = time.monotonic() - started
+    if status != 0:
+        abnormal = [e for e in events if e["event"] in ("abnormal", "limit")]
+        why = (f"ended with {abnormal[-1]}" if abnormal else
+               f"exited with status {status}" if status > 0 else f"was killed by signal {-status}")
+        tail = _tail(err_path) + _tail(out_path, 10)
+        console = _tail(outdir / CONSOLE, 10)
+        raise Gem5Error(f"gem5 {why} after {host_s:.0f} s; logs in {outdir}\n"
+                        f"--- gem5 log tail ---\n{tail.rstrip()}\n"
+                        f"--- guest console tail ---\n{console.rstrip()}")
+    return {"events": events, "progress": progress_lines, "host_seconds": round(host_s, 1)}

@@ -1,0 +1,124 @@
+"""A gem5 run: restore a machine's boot checkpoint into detailed cores and run one guest spec.
+
+The run executor (:mod:`schedlab.runs`) hands over a :class:`Gem5Job`, everything resolved:
+the machine and its board plan (built once), the guest kernel, the whole kernel command
+line (the one the run id hashes) and the runner's spec text. :func:`run` restores the
+machine's checkpoint (booting once if there is none), serves the spec to ``m5 readfile``,
+and writes console.log, stats.json, gem5.json (and attribution.json) into the run's
+staging directory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from schedlab import paths
+from schedlab.backends.gem5.binary import Gem5Error, config_hash, probe
+from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
+from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan
+from schedlab.backends.gem5.process import CONSOLE, command, execute
+from schedlab.backends.gem5.stats import parse_stats_file
+from schedlab.errors import UserError
+from schedlab.store import write_atomic
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Gem5Job:
+    """One gem5 run, resolved.
+
+    ``hierarchy``: "plan" (ours), or "stock" / "stock-matched" (gem5's own hierarchy, for
+    the overhead benchmark). ``workitem_stats``: gem5 resets the statistics at ``m5
+    workbegin`` and dumps them at ``m5 workend`` (False when the guest's launcher does it).
+    ``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at each ``m5
+    workbegin``, back at each ``m5 workend`` (False: ``cpu`` cores throughout).
+    """
+
+    machine: dict                   # MachineSpec.to_dict(), as gem5's script reads it
+    plan: BoardPlan
+    cpu: str                        # the detailed cores: o3, timing or atomic
+    kernel: GuestKernel
+    kernel_args: tuple[str, ...]    # the whole kernel command line
+    readfile: str                   # served to the guest's ``m5 readfile``
+    timeout: float | None = None    # host seconds
+    hierarchy: str = "plan"
+    workitem_stats: bool = True
+    attribute_tasks: bool = False
+    fast_forward: bool = True
+    boot_cpu: str = "atomic"
+
+    def __post_init__(self) -> None:
+        if self.cpu not in CPU_TYPES:
+            raise UserError(f"unknown gem5 CPU {self.cpu!r}; choose one of {', '.join(CPU_TYPES)}")
+
+
+def label_roi(dumps: list[dict], events: list[dict]) -> None:
+    """Mark (``schedlab.roi`` = 1) the first dump at or after each ``m5 workend``: the
+    region of interest, whether gem5 dumped at workend or the guest's dumpstats did."""
+    ends = sorted(e["tick"] for e in events if e["event"] == "workend")
+    for d in dumps:
+        d["schedlab.roi"] = 0
+    for end in ends:
+        for d in dumps:
+            if d.get("finalTick", -1) >= end:
+                d["schedlab.roi"] = 1
+                break
+
+
+def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
+    """Restore the machine's checkpoint into ``job.cpu`` cores and run the guest spec.
+
+    gem5's output directory ``run_dir/gem5`` holds gem5.stdout/.stderr, stats.txt, the
+    console, and the machine.json / readfile.txt it was given. Returns the console text,
+    the parsed statistics dumps (regions of interest marked), gem5's events, its host
+    seconds and the per-task attribution (or None).
+    """
+    binary = probe()
+    cpt, meta = ensure_checkpoint(job.machine, job.plan, job.kernel, list(job.kernel_args),
+                                  progress, cpu=job.boot_cpu, binary=binary)
+    # Our inputs live in gem5's output directory, so nothing of the caller's is overwritten.
+    outdir = run_dir / "gem5"
+    outdir.mkdir(parents=True, exist_ok=True)
+    machine_json = outdir / "machine.json"
+    machine_json.write_text(json.dumps(job.machine, indent=1, sort_keys=True))
+    readfile = outdir / "readfile.txt"
+    readfile.write_text(job.readfile)
+    cmd = command(binary.path, outdir, mode="run", machine_json=machine_json,
+                  kernel=job.kernel.vmlinux, kernel_args=list(job.kernel_args),
+                  cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
+                  hierarchy=job.hierarchy, workitem_stats=job.workitem_stats,
+                  attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward)
+    info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
+            "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
+            "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
+    write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
+    try:
+        result = execute(cmd, outdir, progress, timeout=job.timeout)
+    except Gem5Error as e:
+        # The run directory is unpublished on failure; keep gem5's logs where they survive.
+        kept = paths.cache_dir() / "gem5-failed" / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}"
+        shutil.copytree(outdir, kept, ignore=shutil.ignore_patterns("*.cpt", "readfile.txt"))
+        raise Gem5Error(str(e).replace(str(outdir), str(kept))) from None
+    finally:
+        if (outdir / CONSOLE).exists():
+            shutil.copyfile(outdir / CONSOLE, run_dir / "console.log")
+    dumps = parse_stats_file(outdir / "stats.txt")
+    label_roi(dumps, result["events"])
+    write_atomic(run_dir / "stats.json", json.dumps(dumps))
+    attribution = None
+    if (outdir / "attribution.json").exists():
+        attribution = json.loads((outdir / "attribution.json").read_text())
+        write_atomic(run_dir / "attribution.json", json.dumps(attribution, indent=1))
+    info.update(events=result["events"], host_seconds=result["host_seconds"],
+                progress=result["progress"])
+    write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
+    console = (run_dir / "console.log").read_text(errors="replace") \
+        if (run_dir / "console.log").exists() else ""
+    return {"console": console, "stats": dumps, "events": result["events"],
+            "host_seconds": result["host_seconds"], "attribution": attribution}

@@ -1,0 +1,198 @@
+"""The workload registry: every program the four studies run, as data.
+
+One folder per workload under ``workloads/`` holds a ``workload.toml`` (what it is, which
+studies use it, its arguments per size class, the outputs to check) and its C sources.
+Building them is :mod:`schedlab.guest.programs`; their cache characterisation (cachegrind)
+is :mod:`schedlab.guest.characterise`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from schedlab.errors import UserError
+from schedlab.paths import WORKLOADS
+from schedlab.store import hash_files
+
+# Shared C code of the workloads (timing, output, m5 ops): part of every content hash.
+COMMON = WORKLOADS / "common"
+GUEST_BIN = "opt/schedlab/bin"
+GUEST_REGISTRY = "opt/schedlab/workloads.json"
+SIZE_CLASSES = ("smoke", "paper")
+
+_TOP_KEYS = {"summary", "studies", "substitutes", "sources", "ldflags", "sizes", "kind", "notes"}
+_SIZE_KEYS = {"args", "expect", "note", "until_stopped"}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One entry of the registry (one ``workloads/<name>/workload.toml``)."""
+
+    name: str
+    dir: Path
+    summary: str
+    studies: tuple[int, ...]
+    substitutes: str
+    sources: tuple[str, ...]
+    ldflags: tuple[str, ...]
+    size_table: dict = field(repr=False)
+    kind: str = ""
+    notes: str = ""
+
+    @property
+    def sizes(self) -> list[str]:
+        return list(self.size_table)
+
+    def args(self, size: str = "smoke") -> list[str]:
+        if size not in self.size_table:
+            raise UserError(f"workload {self.name} has no size '{size}'; "
+                            f"choose one of {', '.join(self.size_table)}")
+        return list(self.size_table[size]["args"])
+
+    def expect(self, size: str = "smoke") -> dict:
+        self.args(size)  # validates the size name
+        return dict(self.size_table[size].get("expect", {}))
+
+    def stops_by_itself(self, size: str = "smoke") -> bool:
+        """False if this size runs until SIGTERM/SIGINT (base vectors, endless memlat)."""
+        self.args(size)
+        return not self.size_table[size].get("until_stopped", False)
+
+    def check(self, metrics: dict, size: str = "smoke") -> list[str]:
+        """Problems with a run's parsed output (empty if it matches every expected value)."""
+        problems = []
+        for key, want in self.expect(size).items():
+            if key not in metrics:
+                problems.append(f"{self.name}: output has no '{key}' (expected {want})")
+            elif not _same(metrics[key], want):
+                problems.append(f"{self.name}: {key}={metrics[key]}, expected {want}")
+        return problems
+
+    def source_paths(self) -> list[Path]:
+        return [(self.dir / s).resolve() for s in self.sources]
+
+    def content_hash(self) -> str:
+        """Hash of what this workload's binary is built from (its sources, toml, common/)."""
+        files = {*self.source_paths(), (self.dir / "workload.toml").resolve(),
+                 *(p.resolve() for p in COMMON.glob("*") if p.is_file())}
+        return hash_files(files, WORKLOADS.resolve())
+
+    def as_data(self) -> dict:
+        """The registry entry as the guest sees it (workloads.json)."""
+        return {
+            "summary": self.summary,
+            "studies": list(self.studies),
+            "substitutes": self.substitutes,
+            "kind": self.kind,
+            "binary": f"/{GUEST_BIN}/{self.name}",
+            "sizes": {s: {"args": self.args(s), "expect": self.expect(s),
+                          "until_stopped": not self.stops_by_itself(s)}
+                      for s in self.size_table},
+        }
+
+
+def _same(got, want) -> bool:
+    if isinstance(want, bool) or isinstance(got, bool):
+        return str(got).lower() == str(want).lower()
+    if isinstance(want, (int, float)) and isinstance(got, (int, float)):
+        return got == want
+    return str(got) == str(want)
+
+
+def _bad(name: str, msg: str) -> UserError:
+    return UserError(f"workloads/{name}/workload.toml: {msg}")
+
+
+def _load_one(d: Path) -> Workload:
+    name = d.name
+    try:
+        with open(d / "workload.toml", "rb") as f:
+            raw = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise _bad(name, f"not valid TOML ({e})") from None
+    unknown = set(raw) - _TOP_KEYS
+    if unknown:
+        raise _bad(name, f"unknown key(s) {', '.join(sorted(unknown))}; "
+                         f"allowed: {', '.join(sorted(_TOP_KEYS))}")
+    for key in ("summary", "studies", "sources", "sizes"):
+        if key not in raw:
+            raise _bad(name, f"missing required key '{key}'")
+    if not isinstance(raw["summary"], str) or not raw["summary"].strip():
+        raise _bad(name, "'summary' must be a non-empty string")
+    studies = raw["studies"]
+    if (not isinstance(studies, list) or not studies
+            or not all(isinstance(s, int) and 1 <= s <= 4 for s in studies)):
+        raise _bad(name, "'studies' must be a non-empty list of study numbers 1..4")
+    sources = raw["sources"]
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) for s in sources):
+        raise _bad(name, "'sources' must be a non-empty list of C file names")
+    for s in sources:
+        if not (d / s).is_file():
+            raise _bad(name, f"source '{s}' does not exist")
+    ldflags = raw.get("ldflags", [])
+    if not isinstance(ldflags, list) or not all(isinstance(s, str) for s in ldflags):
+        raise _bad(name, "'ldflags' must be a list of strings")
+    for key in ("substitutes", "kind", "notes"):
+        if not isinstance(raw.get(key, ""), str):
+            raise _bad(name, f"'{key}' must be a string")
+    sizes = raw["sizes"]
+    if not isinstance(sizes, dict) or "smoke" not in sizes:
+        raise _bad(name, "needs at least [sizes.smoke]")
+    for size, entry in sizes.items():
+        if not isinstance(entry, dict):
+            raise _bad(name, f"[sizes.{size}] must be a table")
+        extra = set(entry) - _SIZE_KEYS
+        if extra:
+            raise _bad(name, f"[sizes.{size}] has unknown key(s) {', '.join(sorted(extra))}")
+        args = entry.get("args")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise _bad(name, f"[sizes.{size}] needs args = a list of strings")
+        expect = entry.get("expect", {})
+        if not isinstance(expect, dict) or not all(
+                isinstance(v, (str, int, float, bool)) for v in expect.values()):
+            raise _bad(name, f"[sizes.{size}] expect must map output keys to values")
+        if not isinstance(entry.get("until_stopped", False), bool):
+            raise _bad(name, f"[sizes.{size}] until_stopped must be true or false")
+    return Workload(
+        name=name, dir=d, summary=raw["summary"].strip(), studies=tuple(studies),
+        substitutes=raw.get("substitutes", ""), sources=tuple(sources), ldflags=tuple(ldflags),
+        size_table=sizes, kind=raw.get("kind", ""),
+        notes=raw.get("notes", ""))
+
+
+def load_registry(root: Path = WORKLOADS) -> dict[str, Workload]:
+    """Every ``<root>/*/workload.toml``, validated, by name (sorted)."""
+    registry = {}
+    for d in sorted(p for p in root.iterdir() if (p / "workload.toml").is_file()):
+        if not d.name.replace("_", "").replace("-", "").isalnum():
+            raise _bad(d.name, "folder name must be letters, digits, '_' or '-'")
+        registry[d.name] = _load_one(d)
+    return registry
+
+
+def get(name: str) -> Workload:
+    registry = load_registry()
+    if name not in registry:
+        raise UserError(f"unknown workload '{name}'; run 'python3 run.py workloads' to list them")
+    return registry[name]
+
+
+def parse_output(text: str) -> dict:
+    """``key=value`` lines to a dict; decimal ints and floats become numbers (0x.. stays text)."""
+    out: dict = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        key = key.strip()
+        if not sep or not key or " " in key:
+            continue
+        value = value.strip()
+        try:
+            out[key] = int(value, 10)
+        except ValueError:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = value
+    return out
