@@ -1,6 +1,7 @@
 """gem5 run script of schedlab: boot a machine to a checkpoint, or restore and run.
 
-Run by gem5 (never by the host Python); ``schedlab/gem5.py`` builds the command line:
+Run by gem5 (never by the host Python); ``schedlab/backends/gem5/process.py`` builds the
+command line:
 
     gem5.fast -d OUT configs/schedlab_gem5.py --mode boot --machine-json M.json \
         --kernel vmlinux --command-line "console=ttyS0 ..." --checkpoint-dir CPT

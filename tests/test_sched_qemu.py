@@ -342,7 +342,7 @@ def test_task_affinity_places_consumers_in_their_producers_cache(kernel, initram
 
 
 @pytest.mark.timeout(600)
-def test_runner_prints_summary_and_writes_migrations_map(kernel, tmp_path):
+def test_runner_prints_summary_and_keeps_migrations_map(kernel, tmp_path):
     if not (REPO / "run.py").is_file():
         pytest.skip("run.py (the lead's runner) is not in the tree yet")
     env = {**os.environ, "SCHEDLAB_RESULTS": str(tmp_path)}
@@ -353,9 +353,9 @@ def test_runner_prints_summary_and_writes_migrations_map(kernel, tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert re.search(r"mixer: 3000 samples, production time mu [\d.]+ us, sigma [\d.]+ us, "
                      r"mu\+2sigma [\d.]+ us", r.stdout), r.stdout[-3000:]
-    maps = list(tmp_path.glob("*/migrations-map-*.csv"))
+    maps = list(tmp_path.glob("*/artifacts/mixer/*/cpus.csv"))
     assert maps, r.stdout[-2000:]
-    run_dir = maps[0].parent
+    run_dir = maps[0].parents[3]
     cpu_map = mixer.read_cpu_map(maps[0])
     assert all(len(c) == 3000 for c in cpu_map.values())
     # The mixer's own files pass the host-side validation (sample count, monotonic times).

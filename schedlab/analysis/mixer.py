@@ -256,23 +256,15 @@ def format_cpus(cpus: list[int]) -> str:
 
 def analyse_run(results: Path, workload: str = "mixer",
                 llc_groups: list[list[int]] | None = None) -> list[str]:
-    """Post-process a run directory ``results/<run-id>/``: for every repetition under
-    ``artifacts/<workload>/<rep>/`` write ``mixer-<rep>.json`` (the report) and
-    ``migrations-map-<rep>.csv`` (task,first,last,cpu runs: task x sample -> CPU) into the run
-    directory, and return the summary lines to print. Pass the machine's LLC groups
+    """Summary lines of every repetition of a run directory's mixer output
+    (``artifacts/<workload>/<rep>/``). Reads only: the report of a repetition is
+    :func:`report` of :func:`load`. Pass the machine's LLC groups
     (``MachineSpec.llc_groups``) to judge cache sharing by the simulated machine's caches."""
-    import json
-    import shutil
-
     results = Path(results)
     reps = sorted(p for p in (results / "artifacts" / workload).glob("*") if p.is_dir())
     if not reps:
         raise UserError(f"{results}: no artifacts/{workload}/<rep>/ directories with mixer output")
     lines: list[str] = []
     for rep in reps:
-        run = load(rep, llc_groups)
-        (results / f"mixer-{rep.name}.json").write_text(json.dumps(report(run), indent=1) + "\n")
-        shutil.copyfile(rep / "cpus.csv", results / f"migrations-map-{rep.name}.csv")
-        shutil.copyfile(rep / "handover.csv", results / f"handover-{rep.name}.csv")
-        lines += [f"repetition {rep.name}:", *summary_lines(run)]
+        lines += [f"repetition {rep.name}:", *summary_lines(load(rep, llc_groups))]
     return lines
