@@ -23,7 +23,8 @@ GUEST_REGISTRY = "opt/schedlab/workloads.json"
 SIZE_CLASSES = ("smoke", "paper")
 
 _TOP_KEYS = {"summary", "studies", "substitutes", "sources", "ldflags", "sizes", "kind", "notes"}
-_SIZE_KEYS = {"args", "expect", "note", "until_stopped"}
+# work: the size's instructions relative to smoke, where known (campaign cost estimates).
+_SIZE_KEYS = {"args", "expect", "note", "until_stopped", "work"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,103 @@
+"""Host-time estimates for campaigns, from the speeds measured in ``bench/``.
+
+A gem5 run costs a fixed part (restore, the runner's set-up, result reporting: the
+benchmark's total minus its region of interest) plus its regions of interest at the
+measured detailed-core speed (guest instructions per host second, ``bench/gem5.md``). The
+guest instructions of a region are the workload's measured count (cachegrind, at its smoke
+size; ``workloads/characterisation.json``) or, for a region bounded by a duration, the
+duration times the clock times the busy CPUs at an assumed IPC of 1 (an upper bound for
+in-order cores, about the busy O3 cores' IPC). The estimate is rough, within a factor of
+two or so; ``run.py reproduce --dry-run`` prints it before anything runs. A QEMU run costs
+about half a minute (``bench/results/foundation-*.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+from schedlab.guest.characterise import load_characterisation
+from schedlab.guest.workloads import get
+from schedlab.machine import load_machine
+from schedlab.paths import REPO
+from schedlab.runs import RunRequest
+
+BENCH_RESULTS = REPO / "bench" / "results"
+QEMU_RUN_S = 30.0
+ASSUMED_IPC = 1.0
+# A paper size class runs this many times the smoke instructions (paper sizes take 1 to
+# 10 s natively against well under one for smoke; workloads/README.md); other classes are
+# taken to be smoke-like.
+PAPER_SIZE_FACTOR = 10.0
+# Duration of a region bounded neither by the workload nor by a duration.
+UNBOUNDED_REGION_S = 1.0
+
+
+@cache
+def measured_speeds() -> dict[tuple[str, str], dict]:
+    """(machine, cpu) -> {"fixed_s", "ips"} from the newest benchmark file that has it."""
+    speeds: dict[tuple[str, str], dict] = {}
+    for path in sorted(BENCH_RESULTS.glob("gem5-*.json")):
+        for r in json.loads(path.read_text()).get("records", []):
+            if r.get("hierarchy") == "plan" and r.get("ok") and r.get("ips"):
+                speeds[(r["machine"], r["cpu"])] = {
+                    "fixed_s": max(0.0, r["total_host_s"] - r["roi_host_s"]), "ips": r["ips"]}
+    return speeds
+
+
+def _speed(machine: str, cpu: str) -> dict | None:
+    """The measured speed of this machine's cores (or of the machine it is a variant of)."""
+    speeds = measured_speeds()
+    for key in ((machine, cpu), (machine.rsplit("-", 1)[0], cpu)):
+        if key in speeds:
+            return speeds[key]
+    return None
+
+
+def unmeasured(requests: list[RunRequest]) -> set[str]:
+    """Machines of gem5 requests without a benchmark record: their estimate is a guess."""
+    return {f"{r.machine} ({r.cpu})" for r in requests
+            if r.backend == "gem5" and _speed(r.machine, r.cpu) is None}
+
+
+def _relative_work(workload: str, size: str) -> float:
+    """Instructions of ``size`` relative to smoke: the registry's ``work`` where given."""
+    known = get(workload).size_table.get(size, {}).get("work")
+    if known is not None:
+        return float(known)
+    return PAPER_SIZE_FACTOR if size.startswith("paper") else 1.0
+
+
+def _instructions(request: RunRequest, clock_hz: int, cores: int) -> float:
+    chars = load_characterisation()
+    busy = min(cores, 1 + len(request.background))
+    total = 0.0
+    for job in request.jobs:
+        measured = chars.get(job.workload, {})
+        count = next((m["instructions"] for m in measured.values()), None)
+        if count is not None and job.size != "smoke":
+            count *= _relative_work(job.workload, job.size)
+        if job.duration is not None:
+            region = job.duration * clock_hz * busy * ASSUMED_IPC
+            total += job.reps * (min(region, count) if count else region)
+        elif count is not None:
+            # cachegrind counts every thread of the program.
+            total += job.reps * count
+        else:
+            total += job.reps * UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
+    return total
+
+
+def run_host_seconds(request: RunRequest) -> float:
+    """Estimated host seconds of one run (a boot to the checkpoint is not counted)."""
+    if request.backend == "qemu":
+        return QEMU_RUN_S
+    machine = load_machine(request.machine, request.overrides)
+    # Without a measurement, the slowest measured speed: the safe side.
+    speed = _speed(machine.name, request.cpu) or min(
+        measured_speeds().values(), key=lambda s: s["ips"] / max(s["fixed_s"], 1.0))
+    return speed["fixed_s"] + _instructions(request, machine.clock_hz, machine.cores) / speed["ips"]
+
+
+def campaign_host_hours(requests: list[RunRequest]) -> float:
+    return sum(run_host_seconds(r) for r in requests) / 3600.0

@@ -1,0 +1,111 @@
+"""Experiment definitions: one per paper figure or table, a matrix of runs at two scales.
+
+An :class:`Experiment` names a figure or table of one of the four studies
+(``kazempour-fig4``, ``demarchi-table1``, ...) and knows how to expand into run requests
+at a scale:
+
+- ``smoke``: every condition of the figure, reduced (fewer quanta, samples, repetitions;
+  shorter regions) so the whole figure runs on gem5 on one 2-core host in about an hour.
+  What is reduced is written on the figure itself (:attr:`Experiment.reductions`).
+- ``paper``: the paper's full matrix and repetition counts.
+
+Each request carries its coordinates as its label (condition, benchmark, repetition, ...),
+and the label is part of the run's id. gem5 is deterministic, so a repetition must differ
+in something the guest sees: each definition says what (:attr:`Experiment.repetition`),
+and :func:`check_definition` refuses a matrix in which two requests differ only in their
+label.
+
+Definitions are small declarative Python, one module per study (``kazempour``,
+``demarchi``, ``lee``, ``brecht``), collected in :data:`EXPERIMENTS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+from schedlab.errors import UserError
+from schedlab.runs import RunRequest
+
+SCALES = ("smoke", "paper")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One figure or table of a study, as a matrix of runs.
+
+    ``matrix(scale, backend)`` returns the run requests; ``draw`` (in
+    :mod:`schedlab.analysis.studies`) turns their results table into the figure. An
+    experiment that cannot run yet says why in ``missing`` (for instance the scheduler it
+    needs is not written yet); it is still listed and costed.
+    """
+
+    name: str
+    study: str
+    kind: str                                   # "figure" or "table"
+    title: str                                  # what it shows, in the paper's terms
+    matrix: Callable[[str, str], list[RunRequest]]
+    metric: str                                 # the main column the figure plots
+    repetition: str                             # what differs between repetitions
+    reductions: dict[str, str] = field(default_factory=dict)  # scale -> what is reduced
+    missing: str = ""                           # why it cannot run yet ("" = implemented)
+    notes: str = ""                             # where the model differs, shown on the figure
+    backends: tuple[str, ...] = ("gem5", "qemu")
+
+    @property
+    def implemented(self) -> bool:
+        return not self.missing
+
+    def requests(self, scale: str, backend: str) -> list[RunRequest]:
+        if scale not in SCALES:
+            raise UserError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+        if backend not in self.backends:
+            raise UserError(f"{self.name} runs on {' or '.join(self.backends)}, not {backend}")
+        requests = self.matrix(scale, backend)
+        check_definition(self.name, requests)
+        return requests
+
+
+def _identity(request: RunRequest) -> str:
+    """What the guest and the model see of a request: everything but its label."""
+    return json.dumps(dataclasses.asdict(dataclasses.replace(request, label={})),
+                      sort_keys=True, default=str)
+
+
+def check_definition(name: str, requests: list[RunRequest]) -> None:
+    """A matrix is sound: no two requests with the same label, and no two that differ only
+    in their label (on a deterministic simulator they would be one run counted twice)."""
+    labels: dict[str, RunRequest] = {}
+    seen: dict[str, dict] = {}
+    for r in requests:
+        key = json.dumps(r.label, sort_keys=True)
+        if key in labels:
+            raise UserError(f"{name}: two runs share the label {key}; add the coordinate "
+                            f"that tells them apart")
+        labels[key] = r
+        ident = _identity(r)
+        if ident in seen:
+            raise UserError(f"{name}: runs {seen[ident]} and {r.label} differ only in their "
+                            f"label; make repetitions differ in something real (a seed)")
+        seen[ident] = r.label
+
+
+def registry() -> dict[str, Experiment]:
+    """Every experiment of the four studies, by name, in the papers' order."""
+    from schedlab.campaigns import brecht, demarchi, kazempour, lee
+    out: dict[str, Experiment] = {}
+    for module in (kazempour, demarchi, lee, brecht):
+        for e in module.EXPERIMENTS:
+            if e.name in out:
+                raise UserError(f"experiment {e.name} is defined twice")
+            out[e.name] = e
+    return out
+
+
+def get(name: str) -> Experiment:
+    experiments = registry()
+    if name not in experiments:
+        raise UserError(f"unknown figure {name!r}; 'python3 run.py reproduce --list' lists them")
+    return experiments[name]
