@@ -12,8 +12,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from schedlab.analysis import tables as experiments
-from schedlab.campaigns import demo as demo_campaign
+from schedlab.analysis.tables import PROVENANCE, table
 
 from schedlab.guest import kernel
 
@@ -188,9 +187,10 @@ def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus,
 def _report_run(run_dir: Path, machine) -> None:
     with open(run_dir / "results.json") as f:
         res = json.load(f)
-    frame = experiments.table([run_dir]).drop(columns=["run"])
-    fixed = ["machine", "policy", "job", "rep", "exit", "wall_s", "migrations"]
-    metrics = [c for c in frame.columns if c not in fixed + ["ok"]]
+    frame = table([run_dir])
+    fixed = ["machine", "policy", "job", "job_rep", "exit", "wall_s", "migrations"]
+    metrics = [c for c in frame.columns
+               if c not in fixed and c not in PROVENANCE and c not in res.get("label", {})]
     # gem5's IPC and misses per kilo-instruction first: they are what a gem5 run is for.
     metrics.sort(key=lambda c: 0 if c == "gem5_ipc" else 1 if c.endswith("_mpki") else 2)
     if len(metrics) > MAX_METRIC_COLUMNS:
@@ -215,35 +215,96 @@ def _report_run(run_dir: Path, machine) -> None:
         raise UserError("the run finished with problems: " + "; ".join(res["errors"][:3]))
 
 
-# ----------------------------------------------------------------------------- demo
+# ----------------------------------------------------------------------------- campaigns
+def _listing() -> list[dict]:
+    from schedlab.campaigns.cost import campaign_host_hours
+    from schedlab.campaigns.experiment import registry
+    rows = []
+    for name, e in registry().items():
+        smoke, paper = e.requests("smoke", "gem5"), e.requests("paper", "gem5")
+        rows.append({"name": name, "study": e.study, "kind": e.kind, "title": e.title,
+                     "runs_smoke": len(smoke), "runs_paper": len(paper),
+                     "hours_smoke": campaign_host_hours(smoke),
+                     "hours_paper": campaign_host_hours(paper),
+                     "status": "implemented" if e.implemented else f"not yet: {e.missing}"})
+    return rows
+
+
 @cli.command()
-def demo() -> None:
-    """Build what is missing, run a small experiment on the best backend, print a table."""
+@click.argument("figure", required=False)
+@click.option("--list", "show_list", is_flag=True,
+              help="List every figure and table of the four studies with its runs and cost.")
+@click.option("--scale", type=click.Choice(["smoke", "paper"]), default="smoke",
+              show_default=True, help="smoke: every condition, reduced; paper: the paper's.")
+@click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="gem5",
+              show_default=True, help="gem5 (timing, the figures' metrics) or qemu "
+              "(placement only); auto = gem5 if GEM5 is set, else qemu.")
+@click.option("--jobs", type=int, default=None,
+              help="Runs at once (default: the host's cores, bounded by memory; SLURM: the "
+                   "array's concurrency limit, default 8).")
+@click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
+              show_default=True, help="Run on this host, or as one SLURM job array.")
+@click.option("--dry-run", is_flag=True, help="Print the runs and their cost; run nothing.")
+@click.option("--from-committed", is_flag=True,
+              help="Draw from the committed tables (data/) even where gem5 could run.")
+def reproduce(figure, show_list, scale, backend, jobs, executor, dry_run, from_committed):
+    """Regenerate a figure or table of the papers (run.py reproduce --list names them).
+
+    Runs what is not finished yet (resumable: rerun after an interruption), gathers the
+    results into compact tables and draws the figure. Without GEM5, gem5 figures are drawn
+    from the committed tables in data/.
+    """
+    from schedlab.campaigns import reproduce as R
+    if show_list or figure is None:
+        frame = pd.DataFrame(_listing())
+        frame["hours_smoke"] = frame["hours_smoke"].map(lambda h: f"{h:.1f}" if h == h else "?")
+        frame["hours_paper"] = frame["hours_paper"].map(lambda h: f"{h:.0f}" if h == h else "?")
+        frame["status"] = frame["status"].str.slice(0, 60)
+        click.echo(frame.drop(columns=["title"]).to_string(index=False))
+        click.echo("\n(host hours: estimated from bench/ speeds, one run at a time on one "
+                   "core; ?: no bench/ record for the machine; 'run.py reproduce NAME "
+                   "--dry-run' explains one)")
+        return
+    backend = _best_backend() if backend == "auto" else backend
+    from schedlab.campaigns.experiment import get
+    if dry_run:
+        for line in R.describe(get(figure), scale, backend):
+            click.echo(line)
+        return
+    out = R.reproduce(figure, scale, backend, jobs=jobs, executor=executor, say=_say,
+                      source="committed" if from_committed else "auto")
+    click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
+
+
+@cli.command()
+def report() -> None:
+    """Write one HTML page with every figure regenerated so far; print its path."""
+    from schedlab.analysis.report import build_report
+    click.echo(f"report: {build_report(_listing())}")
+
+
+@cli.command()
+@click.option("--jobs", type=int, default=None, help="Runs at once (default: the host's cores).")
+def demo(jobs) -> None:
+    """The main job: every figure from the committed results, a live campaign, a report."""
+    from schedlab.analysis.report import build_report
+    from schedlab.campaigns import reproduce as R
+    committed = R.available_committed()
+    _say(f"demo: drawing {len(committed)} figure(s) from the committed gem5 results")
+    for name, scale in committed:
+        out = R.reproduce(name, scale, "gem5", say=_say, source="committed")
+        click.echo(f"figure (committed): {out.figure}")
     backend = _best_backend()
     if backend == "gem5":
         from schedlab.backends.gem5.binary import find_gem5
         find_gem5()
-    _say(f"demo: memlat next to an L2 base vector on clovertown-e5320, backend {backend}")
-    dirs = demo_campaign.run_all(demo_campaign.demo(backend), progress=_say)
-    frame = experiments.table(dirs)
-    shown = [c for c in ("machine", "policy", "placement", "job", "rep", "wall_s",
-                         "accesses_per_sec", "migrations", "gem5_ipc", "gem5_l1d_mpki",
-                         "gem5_l2_mpki", "ok") if c in frame]
-    click.echo(frame[shown].to_string(index=False))
-    from schedlab.analysis.figures import bars_by_condition
-    # gem5: the region's IPC; QEMU has no timing model, so the workload's own rate.
-    metric = "gem5_ipc" if "gem5_ipc" in frame else "accesses_per_sec"
-    memlat = frame[frame["job"] == "memlat"]
-    figure = bars_by_condition(memlat, metric, ["policy", "placement"],
-                               f"memlat {metric} next to an LLC-sized base vector "
-                               f"({demo_campaign.DEMO_MACHINE}, {backend})",
-                               paths.results_dir() / "demo.png")
-    click.echo(f"figure: {figure}")
-    if backend == "qemu":
-        click.echo("\nnote: no GEM5 set, so this ran on QEMU (functional: placement, "
-                   "migrations, timing on the host). Cache metrics (IPC, misses per "
-                   "instruction) need gem5: set GEM5=/path/to/gem5.fast (see README).")
-    click.echo(f"results: {paths.results_dir()}")
+        _say("demo: GEM5 is set, so the live campaign runs on gem5")
+    else:
+        _say("demo: GEM5 is not set, so the live campaign runs on QEMU (functional: "
+             "placement and migrations; cache metrics need gem5, see README)")
+    out = R.reproduce("demo-affinity", "smoke", backend, jobs=jobs, say=_say)
+    click.echo(f"figure (live, {backend}): {out.figure}")
+    click.echo(f"report: {build_report(_listing())}")
 
 
 # ----------------------------------------------------------------------------- workloads

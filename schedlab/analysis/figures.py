@@ -1,7 +1,15 @@
-"""Figures drawn from results tables (matplotlib, no display needed)."""
+"""Figures drawn from results tables (matplotlib, no display needed).
+
+Every figure carries a caption under the plot: what the bars and whiskers are (mean, two
+standard deviations, n), the scale and what it reduces, the backend and cores, and the
+provenance of its runs (gem5 version and binary hash, kernel and image hashes). A QEMU
+figure says that it shows placement and host wall-clock time, not cache behaviour.
+"""
 
 from __future__ import annotations
 
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -10,22 +18,140 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+WHISKERS = "bars: mean; whiskers: mean ± 2 standard deviations; n: runs per bar"
+QEMU_NOTE = ("QEMU (TCG) models no caches or latencies: this shows placement and the guest's "
+             "wall-clock rates on the host, not cache behaviour.")
+LABELS = {
+    "task_ipc": "IPC of the benchmark (instructions per cycle)",
+    "task_l1i_mpi": "L1 I-cache misses per instruction",
+    "task_l1d_mpi": "L1 D-cache misses per instruction",
+    "task_llc_mpi": "last-level cache misses per instruction",
+    "gem5_ipc": "IPC of the busiest core",
+    "accesses_per_sec": "memlat accesses per second (guest clock)",
+    "wall_s": "elapsed time (s, guest clock)",
+}
+
+
+@dataclass
+class FigureContext:
+    """What a figure says about where its numbers come from."""
+
+    name: str
+    title: str
+    scale: str
+    backend: str
+    reduction: str = ""
+    notes: str = ""
+    provenance: dict = field(default_factory=dict)
+    source: str = "runs"            # "runs" (this host's results) or "committed" (data/)
+
+    def caption(self, extra: str = "") -> str:
+        prov = self.provenance
+        parts = [extra] if extra else []
+        if self.backend == "gem5":
+            parts.append(f"gem5 {prov.get('gem5_version', '?')} (binary "
+                         f"{str(prov.get('gem5_hash', '?'))[:12]}), {prov.get('cpu', '?')} "
+                         f"cores; kernel {prov.get('kernel', '?')}, image "
+                         f"{prov.get('image', '?')}; {prov.get('runs', '?')} runs.")
+        else:
+            parts.append(QEMU_NOTE + f" Kernel {prov.get('kernel', '?')}, image "
+                         f"{prov.get('image', '?')}; {prov.get('runs', '?')} runs.")
+        if self.reduction:
+            parts.append(f"Scale {self.scale}: {self.reduction}.")
+        if self.notes:
+            parts.append(self.notes)
+        return " ".join(parts)
+
+    @property
+    def heading(self) -> str:
+        return f"{self.name}: {self.title}\n[{self.scale} scale, {self.backend}]"
+
+
+def provenance(frame: pd.DataFrame) -> dict:
+    """One value per provenance column if the runs agree, else the values joined."""
+    out = {"runs": int(frame["run_id"].nunique()) if "run_id" in frame else 0}
+    for col in ("gem5_version", "gem5_hash", "kernel", "image", "cpu"):
+        if col in frame:
+            values = sorted({str(v) for v in frame[col].dropna()})
+            out[col] = "+".join(values) if values else "-"
+    return out
+
+
+def finish(fig, ctx: FigureContext, dest: Path, caption_extra: str = "") -> Path:
+    """Title above, caption below the axes (sized to the figure), save as PNG."""
+    width_in, height_in = fig.get_size_inches()
+    chars = max(60, int(width_in * 17))
+    heading = "\n".join(textwrap.wrap(ctx.heading.split("\n")[0], int(chars * 0.75))
+                        + ctx.heading.split("\n")[1:])
+    fig.suptitle(heading, fontsize=9)
+    text = "\n".join(textwrap.wrap(ctx.caption(caption_extra), chars))
+    fig.text(0.01, 0.01, text, fontsize=7, va="bottom", ha="left")
+    line_in = 7 / 72 * 1.35
+    bottom = min(0.5, (text.count("\n") + 1.5) * line_in / height_in)
+    top = 1 - min(0.3, (heading.count("\n") + 1.6) * 9 / 72 * 1.3 / height_in)
+    fig.tight_layout(rect=(0, bottom, 1, top))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(dest, dpi=110)
+    plt.close(fig)
+    return dest
+
+
+def condition_stats(frame: pd.DataFrame, metric: str, groups: list[str]) -> pd.DataFrame:
+    """Mean, standard deviation and n of ``metric`` per group."""
+    stats = frame.groupby(groups, sort=False)[metric].agg(["mean", "std", "count"]).reset_index()
+    stats["std"] = stats["std"].fillna(0.0)
+    return stats
+
+
+def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str,
+                order: tuple[str, str], names: tuple[str, str]) -> pd.DataFrame:
+    """Bars of ``metric`` per ``group`` for the two values of ``condition`` in ``order``,
+    with mean ± 2 sd whiskers and the % change of the second over the first above each
+    pair. Returns the statistics drawn."""
+    stats = condition_stats(frame, metric, [group, condition])
+    groups = list(dict.fromkeys(frame[group]))
+    width = 0.38
+    colours = ("#4c72b0", "#dd8452")
+    for k, (cond, label) in enumerate(zip(order, names)):
+        sub = stats[stats[condition] == cond].set_index(group).reindex(groups)
+        xs = [i + (k - 0.5) * width for i in range(len(groups))]
+        ax.bar(xs, sub["mean"], width, yerr=2 * sub["std"], capsize=3, color=colours[k],
+               label=label)
+        for x, n in zip(xs, sub["count"]):
+            if pd.notna(n):
+                ax.annotate(f"n={int(n)}", (x, 0), ha="center", va="bottom", fontsize=6,
+                            color="white", xytext=(0, 2), textcoords="offset points")
+    first = stats[stats[condition] == order[0]].set_index(group)
+    second = stats[stats[condition] == order[1]].set_index(group)
+    for i, g in enumerate(groups):
+        if g in first.index and g in second.index and first.loc[g, "mean"]:
+            change = 100.0 * (second.loc[g, "mean"] - first.loc[g, "mean"]) / first.loc[g, "mean"]
+            top = max(first.loc[g, "mean"] + 2 * first.loc[g, "std"],
+                      second.loc[g, "mean"] + 2 * second.loc[g, "std"])
+            ax.annotate(f"{change:+.1f}%", (i, top), ha="center", va="bottom", fontsize=7,
+                        xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_ylabel(LABELS.get(metric, metric.replace("_", " ")), fontsize=8)
+    ax.legend(fontsize=7, loc="upper right")
+    ax.margins(y=0.15)
+    return stats
+
 
 def bars_by_condition(frame: pd.DataFrame, metric: str, groups: list[str], title: str,
-                      dest: Path) -> Path:
-    """Mean of ``metric`` per condition with two-standard-deviation whiskers, as in the papers."""
-    stats = frame.groupby(groups)[metric].agg(["mean", "std", "count"]).reset_index()
-    stats["std"] = stats["std"].fillna(0.0)
+                      dest: Path, caption: str = WHISKERS) -> Path:
+    """Mean of ``metric`` per condition with two-standard-deviation whiskers."""
+    stats = condition_stats(frame, metric, groups)
     labels = [" / ".join(str(row[g]) for g in groups) for _, row in stats.iterrows()]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(labels), 3.6))
+    fig, ax = plt.subplots(figsize=(1.8 + 1.4 * len(labels), 4.0))
     ax.bar(labels, stats["mean"], yerr=2 * stats["std"], capsize=4, color="#4c72b0")
     for i, n in enumerate(stats["count"]):
         ax.annotate(f"n={n}", (i, 0), ha="center", va="bottom", fontsize=8, color="white",
                     xytext=(0, 3), textcoords="offset points")
-    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_ylabel(LABELS.get(metric, metric.replace("_", " ")))
     ax.set_title(title, fontsize=10)
     ax.tick_params(axis="x", labelsize=8)
-    fig.tight_layout()
+    fig.text(0.01, 0.01, "\n".join(textwrap.wrap(caption, 110)), fontsize=7)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     dest.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(dest, dpi=120)
     plt.close(fig)

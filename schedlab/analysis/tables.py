@@ -1,4 +1,10 @@
-"""Tidy tables of results: one row per job repetition, built from run directories alone."""
+"""Tidy tables of results: one row per job repetition, built from run directories alone.
+
+Every row carries the run's coordinates (its label), the job's metrics (the workload's
+own ``key=value`` output; on gem5 the region's ``gem5_*`` and, with attribution, the job's
+own ``task_*``) and the run's provenance: run id, backend, detailed cores, gem5 version
+and binary hash, gem5-side code hash, kernel and image hashes, and whether the run was ok.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +13,40 @@ from pathlib import Path
 
 import pandas as pd
 
+PROVENANCE = ("run_id", "backend", "cpu", "gem5_version", "gem5_hash", "gem5_config",
+              "kernel", "image", "ok")
 
+
+def _provenance(run_dir: Path, res: dict) -> dict:
+    info = {}
+    gem5_json = run_dir / "gem5.json"
+    if gem5_json.is_file():
+        info = json.loads(gem5_json.read_text())
+    return {"run_id": res["run_id"], "backend": res["backend"]["name"],
+            "cpu": res["backend"].get("cpu"), "gem5_version": info.get("gem5_version"),
+            "gem5_hash": info.get("gem5_hash"), "gem5_config": info.get("config_hash"),
+            "kernel": res["hashes"]["kernel"], "image": res["hashes"]["image"],
+            "ok": res["ok"]}
+
+
+def rows(run_dir: Path) -> list[dict]:
+    """The rows of one run directory."""
+    res = json.loads((run_dir / "results.json").read_text())
+    out = []
+    for job in res["jobs"]:
+        metrics = {k: v for k, v in job["metrics"].items() if isinstance(v, (int, float))}
+        # gem5 runs: the job's region of interest (IPC, misses per kilo-instruction).
+        metrics.update({f"gem5_{k}": v for k, v in job.get("gem5", {}).items()})
+        # With task attribution: the job's own share of its CPUs' counters.
+        metrics.update({f"task_{k}": v for k, v in job.get("gem5_task", {}).items()})
+        out.append({"machine": res["machine"], "policy": res["policy"],
+                    **{k: v for k, v in res.get("label", {}).items() if k != "machine"},
+                    "job": job["job"], "job_rep": job["rep"], "exit": job["exit"],
+                    "wall_s": job["elapsed_ns"] / 1e9, "migrations": job["migrations"],
+                    **metrics, **_provenance(run_dir, res)})
+    return out
 
 
 def table(run_dirs: list[Path]) -> pd.DataFrame:
-    """One row per job repetition: labels, timing, migrations, the workload's metrics and,
-    from gem5, its region of interest's (``gem5_ipc``, ``gem5_l2_mpki``, ...)."""
-    rows = []
-    for d in run_dirs:
-        with open(d / "results.json") as f:
-            res = json.load(f)
-        for job in res["jobs"]:
-            metrics = {k: v for k, v in job["metrics"].items() if isinstance(v, (int, float))}
-            # gem5 runs: the job's region of interest (IPC, misses per kilo-instruction).
-            metrics.update({f"gem5_{k}": v for k, v in job.get("gem5", {}).items()})
-            # With task attribution: the job's own share of its CPUs' counters.
-            metrics.update({f"task_{k}": v for k, v in job.get("gem5_task", {}).items()})
-            rows.append({"run": res["run_id"][-12:], "machine": res["machine"],
-                         "policy": res["policy"], **res.get("label", {}),
-                         "job": job["job"], "rep": job["rep"], "exit": job["exit"],
-                         "wall_s": job["elapsed_ns"] / 1e9, "migrations": job["migrations"],
-                         **metrics, "ok": res["ok"]})
-    return pd.DataFrame(rows)
+    """One row per job repetition of every run directory given."""
+    return pd.DataFrame([r for d in run_dirs for r in rows(d)])

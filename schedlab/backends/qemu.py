@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from schedlab.errors import UserError
+from schedlab.processes import die_with_parent
 from schedlab.guest.protocol import READY_MARKER, parse_console
 from schedlab.machine import MachineSpec, format_cpus
 
@@ -91,7 +92,8 @@ def boot(cmd: list[str], console: Path, ready_timeout: float, timeout: float, no
     console.write_text("")
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=die_with_parent)
     ready_at, seen_results = None, 0
     try:
         while True:

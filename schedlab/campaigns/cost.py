@@ -14,6 +14,7 @@ about half a minute (``bench/results/foundation-*.json``).
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 
 from schedlab.guest.characterise import load_characterisation
@@ -89,15 +90,18 @@ def _instructions(request: RunRequest, clock_hz: int, cores: int) -> float:
 
 
 def run_host_seconds(request: RunRequest) -> float:
-    """Estimated host seconds of one run (a boot to the checkpoint is not counted)."""
+    """Estimated host seconds of one run (a boot to the checkpoint is not counted); NaN for
+    a machine whose cores ``bench/`` has not measured (Hector's per-run cost, for one, is
+    dominated by its tick on 16 slow cores, which no other machine's speed predicts)."""
     if request.backend == "qemu":
         return QEMU_RUN_S
     machine = load_machine(request.machine, request.overrides)
-    # Without a measurement, the slowest measured speed: the safe side.
-    speed = _speed(machine.name, request.cpu) or min(
-        measured_speeds().values(), key=lambda s: s["ips"] / max(s["fixed_s"], 1.0))
+    speed = _speed(machine.name, request.cpu)
+    if speed is None:
+        return math.nan
     return speed["fixed_s"] + _instructions(request, machine.clock_hz, machine.cores) / speed["ips"]
 
 
 def campaign_host_hours(requests: list[RunRequest]) -> float:
+    """Estimated host hours, one run at a time; NaN if a machine has no measurement."""
     return sum(run_host_seconds(r) for r in requests) / 3600.0

@@ -39,7 +39,7 @@ def mixer_runs(machines: list[str], scale: str, backend: str) -> list[RunRequest
                     jobs=(WorkloadRequest("mixer", size=SIZE[scale], sched="fifo", prio=50,
                                           start_delay_ms=OFFSETS_MS[rep]),),
                     attribute_tasks=backend == "gem5",
-                    label={"machine": label, "cores": cores, "policy": policy, "rep": rep}))
+                    label={"system": label, "cores": cores, "policy": policy, "rep": rep}))
     return out
 
 

@@ -93,10 +93,10 @@ def check_definition(name: str, requests: list[RunRequest]) -> None:
 
 
 def registry() -> dict[str, Experiment]:
-    """Every experiment of the four studies, by name, in the papers' order."""
-    from schedlab.campaigns import brecht, demarchi, kazempour, lee
+    """Every experiment of the four studies, by name, in the papers' order, and the demo's."""
+    from schedlab.campaigns import brecht, demarchi, demo, kazempour, lee
     out: dict[str, Experiment] = {}
-    for module in (kazempour, demarchi, lee, brecht):
+    for module in (kazempour, demarchi, lee, brecht, demo):
         for e in module.EXPERIMENTS:
             if e.name in out:
                 raise UserError(f"experiment {e.name} is defined twice")

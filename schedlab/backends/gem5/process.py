@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from schedlab.backends.gem5.binary import SCRIPT, Gem5Error
+from schedlab.processes import die_with_parent
 
 Progress = Callable[[str], None]
 
@@ -71,7 +72,8 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
     progress_lines: list[dict] = []
     started = time.monotonic()
     with open(out_path, "w") as out, open(err_path, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1,
+                                preexec_fn=die_with_parent)
         try:
             assert proc.stdout is not None
             for line in proc.stdout:

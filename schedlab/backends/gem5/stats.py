@@ -148,13 +148,16 @@ def region_metrics(dump: dict, numa_requesters=()) -> dict[str, float]:
 
 
 def task_metrics(totals: dict[str, float]) -> dict[str, float]:
-    """IPC and misses per kilo-instruction of one task from its attributed totals
-    (:class:`TaskAttribution`: cycles, insts, l1d_misses, l1i_misses, llc_misses, switches)."""
+    """IPC, misses per instruction (``_mpi``, as the papers define it) and per
+    kilo-instruction of one task from its attributed totals (attribution.TaskAttribution:
+    cycles, insts, l1d_misses, l1i_misses, llc_misses, switches)."""
     insts, cycles = _f(totals.get("insts", 0)), _f(totals.get("cycles", 0))
     out = {"insts": insts, "cycles": cycles, "switches": _f(totals.get("switches", 0)),
            "ipc": insts / cycles if cycles else math.nan}
     for key, value in sorted(totals.items()):
         if key.endswith("_misses"):
             out[key] = _f(value)
-            out[key[:-len("_misses")] + "_mpki"] = 1000.0 * _f(value) / insts if insts else math.nan
+            per_inst = _f(value) / insts if insts else math.nan
+            out[key[:-len("_misses")] + "_mpi"] = per_inst
+            out[key[:-len("_misses")] + "_mpki"] = 1000.0 * per_inst
     return out

@@ -1,0 +1,183 @@
+"""Study 2's tables and figures: the software mixer, vanilla vs task-affinity.
+
+From every run: the mixer's production time per sample, the CPU of each task per sample
+(the migrations map) and the execution time per task (the mixer's own files, kept as run
+artifacts), and on gem5 the region's misses. Compact data: the runs table with each
+repetition's production statistics and per-task migrations and execution times, and a
+samples table (one row per sample: production time and the CPU of every task).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from schedlab.analysis import mixer
+from schedlab.analysis.figures import WHISKERS, FigureContext, condition_stats, finish
+from schedlab.analysis.tables import rows
+
+POLICIES = ("vanilla", "task-affinity")
+COLOURS = {"vanilla": "#4c72b0", "task-affinity": "#dd8452"}
+
+
+def _repetitions(run_dir: Path) -> list[Path]:
+    return sorted(p for p in (run_dir / "artifacts" / "mixer").glob("*") if p.is_dir())
+
+
+def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    """The compact tables of the mixer runs: "" (one row per job repetition) and
+    "samples" (one row per sample)."""
+    main, samples = [], []
+    for d in run_dirs:
+        reps = {int(p.name): p for p in _repetitions(d)}
+        for row in rows(d):
+            rep_dir = reps.get(int(row["job_rep"]))
+            if rep_dir is None:
+                main.append(row)
+                continue
+            run = mixer.load(rep_dir)
+            report = mixer.report(run)
+            prod = report["production"]
+            row.update({"production_mean_ns": prod["mean_ns"], "production_sd_ns": prod["sd_ns"],
+                        "production_rho_ns": prod["rho_ns"], "samples": run.samples})
+            for task, t in report["tasks"].items():
+                row[f"{task}_migrations"] = t["cpu_changes"]
+                row[f"{task}_exec_mean_ns"] = t["exec_mean_ns"]
+                row[f"{task}_exec_var_ns2"] = t["exec_var_ns2"]
+            main.append(row)
+            for n in range(run.samples):
+                samples.append({"run_id": row["run_id"], "system": row.get("system"),
+                                "cores": row.get("cores"), "policy": row["policy"],
+                                "rep": row.get("rep"), "sample": n,
+                                "production_ns": run.production_ns[n - 1] if n else None,
+                                **{f"cpu_{t}": run.cpu_map[t][n] for t in mixer.TASKS}})
+    return {"": pd.DataFrame(main), "samples": pd.DataFrame(samples)}
+
+
+def table1(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table I: production time mean, variance and rho = mu + 2 sigma over all samples of
+    all repetitions, per machine, cores and policy, and the speed-up of task-affinity
+    (vanilla's rho over task-affinity's)."""
+    out = []
+    for (system, cores), g in frame.groupby(["system", "cores"]):
+        entry = {"machine": system, "cores": int(cores)}
+        for policy in POLICIES:
+            s = g[g["policy"] == policy]["production_ns"].dropna()
+            mu, var = s.mean(), s.var()
+            entry[f"{policy} mu_us"] = mu / 1e3
+            entry[f"{policy} var_us2"] = var / 1e6
+            entry[f"{policy} rho_us"] = (mu + 2 * math.sqrt(var)) / 1e3 if len(s) > 1 else math.nan
+        entry["speed-up (rho)"] = entry["vanilla rho_us"] / entry["task-affinity rho_us"]
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
+def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
+         dest: Path) -> list[Path]:
+    frame, samples = tables[""], tables.get("samples", pd.DataFrame())
+    name = experiment.name
+    if name == "demarchi-table1":
+        t = table1(samples)
+        fig, ax = plt.subplots(figsize=(11, 1.4 + 0.4 * len(t)))
+        ax.axis("off")
+        shown = t.map(lambda v: f"{v:.3g}" if isinstance(v, float) else str(v))
+        ax.table(cellText=shown.values, colLabels=list(t.columns), loc="center",
+                 cellLoc="center").auto_set_font_size(False)
+        csv = dest.with_suffix(".csv")
+        t.to_csv(csv, index=False)
+        return [finish(fig, ctx, dest, "Production time per sample over all samples of all "
+                                       "repetitions; rho = mu + 2 sigma; speed-up = vanilla "
+                                       "rho / task-affinity rho."), csv]
+    if name in ("demarchi-fig7", "demarchi-fig8"):
+        system = "A" if name.endswith("7") else "B"
+        sel = samples[samples["system"] == system]
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4), squeeze=False)
+        for ax, cores in zip(axes[0], (2, 4)):
+            for policy in POLICIES:
+                s = np.sort(sel[(sel["cores"] == cores) & (sel["policy"] == policy)]
+                            ["production_ns"].dropna().to_numpy()) / 1e3
+                if len(s):
+                    ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post",
+                            label=f"{policy} (n={len(s)} samples)", color=COLOURS[policy])
+            ax.set_xlabel("sample production time (µs)")
+            ax.set_ylabel("fraction of samples ≤ x")
+            ax.set_title(f"machine {system}, {cores} cores", fontsize=8)
+            ax.legend(fontsize=7)
+        return [finish(fig, ctx, dest, "Empirical CDF of the production time of every sample "
+                                       "of every repetition.")]
+    four = frame[frame["cores"] == 4]
+    if name == "demarchi-fig5":
+        return [_per_task(four, "migrations", "migrations per run (log scale)", ctx, dest,
+                          log=True)]
+    if name == "demarchi-fig6":
+        return [_per_task(four, "exec_mean_ns", "mean execution time per sample (ns)", ctx,
+                          dest)]
+    if name == "demarchi-fig3":
+        return [_migrations_map(samples[samples["cores"] == 4], ctx, dest)]
+    if name == "demarchi-fig4":
+        metrics = [m for m in ("gem5_l1d_mpki", "gem5_llc_mpki", "gem5_l2_mpki", "gem5_l3_mpki")
+                   if m in frame]
+        metrics = metrics or ["wall_s"]
+        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
+        for ax, metric in zip(axes[0], metrics):
+            stats = condition_stats(frame, metric, ["system", "cores", "policy"])
+            labels = [f"{r.system} {r.cores}c\n{r.policy}" for r in stats.itertuples()]
+            ax.bar(labels, stats["mean"], yerr=2 * stats["std"], capsize=3,
+                   color=[COLOURS[p] for p in stats["policy"]])
+            ax.set_ylabel(metric.replace("gem5_", "").replace("_", " "), fontsize=8)
+            ax.tick_params(axis="x", labelsize=6)
+        return [finish(fig, ctx, dest, WHISKERS + ". Misses of the whole machine during the "
+                                                  "mixer's region (not yet split into loads "
+                                                  "and stores).")]
+    raise ValueError(f"no figure for {name}")
+
+
+def _per_task(frame: pd.DataFrame, what: str, ylabel: str, ctx: FigureContext, dest: Path,
+              log: bool = False) -> Path:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
+    for ax, system in zip(axes[0], ("A", "B")):
+        sel = frame[frame["system"] == system]
+        width = 0.38
+        for k, policy in enumerate(POLICIES):
+            p = sel[sel["policy"] == policy]
+            cols = [f"{t}_{what}" for t in mixer.TASKS]
+            if p.empty or not all(c in p for c in cols):
+                continue
+            means = [p[c].mean() for c in cols]
+            sds = [p[c].std() if len(p) > 1 else 0.0 for c in cols]
+            xs = [i + (k - 0.5) * width for i in range(len(cols))]
+            ax.bar(xs, means, width, yerr=[2 * s for s in sds], capsize=3,
+                   color=COLOURS[policy], label=f"{policy} (n={len(p)})")
+        ax.set_xticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_title(f"machine {system}, 4 cores", fontsize=8)
+        if log:
+            ax.set_yscale("symlog", linthresh=1)
+        ax.legend(fontsize=7)
+    return finish(fig, ctx, dest, WHISKERS + ".")
+
+
+def _migrations_map(samples: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
+    """Task x sample -> CPU for the first repetition of each machine and policy."""
+    fig, axes = plt.subplots(2, 2, figsize=(11, 5.5), squeeze=False)
+    for i, system in enumerate(("A", "B")):
+        for j, policy in enumerate(POLICIES):
+            ax = axes[i][j]
+            sel = samples[(samples["system"] == system) & (samples["policy"] == policy)]
+            if sel.empty:
+                ax.axis("off")
+                continue
+            first = sel[sel["run_id"] == sel["run_id"].iloc[0]]
+            grid = np.array([first[f"cpu_{t}"].to_numpy() for t in mixer.TASKS])
+            image = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="tab10",
+                              vmin=0, vmax=9)
+            ax.set_yticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
+            ax.set_xlabel("sample", fontsize=8)
+            ax.set_title(f"machine {system}, 4 cores, {policy}", fontsize=8)
+    fig.colorbar(image, ax=axes, label="CPU")
+    return finish(fig, ctx, dest, "Colour: the CPU on which each task had each sample's input "
+                                  "in hand (first repetition).")

@@ -1,0 +1,84 @@
+"""``run.py report``: one static HTML page with every figure regenerated so far.
+
+It reads the sidecars that ``run.py reproduce`` writes beside each figure
+(``results/figures/*.json``) and lists, per figure: its scale and backend, where its numbers
+came from (this host's runs or the committed tables), its run count, its provenance (gem5
+version and binary hash, kernel and image hashes), its caption and links to its data. A
+table of every experiment of the four studies, with its run count, cost and status, comes
+first. The page is plain HTML and CSS, no scripts.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import time
+from pathlib import Path
+
+from schedlab import paths
+from schedlab.store import write_atomic
+
+STYLE = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
+figure { margin: 1em 0 2.5em 0; } img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: 0.85em; color: #444; } .muted { color: #777; }
+"""
+
+
+def _hours(h: float) -> str:
+    return f"{h:.1f}" if h == h else "? (no bench/ record)"
+
+
+def _rel(target: str | Path, base: Path) -> str:
+    return os.path.relpath(Path(target).resolve(), base.resolve())
+
+
+def build_report(listing: list[dict], dest: Path | None = None) -> Path:
+    """Write the report; ``listing`` is ``reproduce --list``'s rows."""
+    figures = paths.results_dir() / "figures"
+    dest = dest or paths.results_dir() / "report.html"
+    sidecars = sorted(figures.glob("*.json")) if figures.is_dir() else []
+    e = html.escape
+    out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+           "<title>schedlab report</title>", f"<style>{STYLE}</style></head><body>",
+           "<h1>schedlab: cache- and NUMA-aware scheduling studies, simulated</h1>",
+           f"<p class='muted'>Generated {e(time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}"
+           f" from {e(str(paths.results_dir()))}. {len(sidecars)} figure(s).</p>",
+           "<h2>Experiments</h2><table><tr><th>experiment</th><th>study</th><th>shows</th>"
+           "<th>runs (smoke / paper)</th><th>host hours (smoke / paper)</th><th>status</th>"
+           "</tr>"]
+    for row in listing:
+        out.append(f"<tr><td>{e(row['name'])}</td><td>{e(row['study'])}</td>"
+                   f"<td>{e(row['title'])}</td><td>{row['runs_smoke']} / {row['runs_paper']}</td>"
+                   f"<td>{_hours(row['hours_smoke'])} / {_hours(row['hours_paper'])}</td>"
+                   f"<td>{e(row['status'])}</td></tr>")
+    out.append("</table>")
+    for path in sidecars:
+        meta = json.loads(path.read_text())
+        prov = meta.get("provenance", {})
+        source = ("this host's runs" if meta.get("source") == "runs"
+                  else "the committed tables (data/)")
+        data_links = " ".join(f"<a href='{e(_rel(d, dest.parent))}'>{e(Path(d).name)}</a>"
+                              for d in meta.get("data", []))
+        extra = " ".join(f"<a href='{e(_rel(figures / x, dest.parent))}'>{e(x)}</a>"
+                         for x in meta.get("extra", []))
+        out += [f"<h2 id='{e(meta['name'])}-{e(meta['scale'])}-{e(meta['backend'])}'>"
+                f"{e(meta['name'])}: {e(meta['title'])}</h2>",
+                "<table><tr><th>scale</th><th>backend</th><th>from</th><th>runs</th>"
+                "<th>gem5</th><th>gem5 binary</th><th>kernel</th><th>image</th></tr>",
+                f"<tr><td>{e(meta['scale'])}</td><td>{e(meta['backend'])}</td>"
+                f"<td>{e(source)}</td><td>{e(str(prov.get('runs', '?')))}</td>"
+                f"<td>{e(str(prov.get('gem5_version', '-')))}</td>"
+                f"<td>{e(str(prov.get('gem5_hash', '-'))[:16])}</td>"
+                f"<td>{e(str(prov.get('kernel', '-')))}</td>"
+                f"<td>{e(str(prov.get('image', '-')))}</td></tr></table>",
+                f"<figure><img src='{e(_rel(figures / meta['figure'], dest.parent))}' "
+                f"alt='{e(meta['name'])}'><figcaption>{e(meta['caption'])}<br>data: "
+                f"{data_links} {extra}</figcaption></figure>"]
+    out.append("</body></html>")
+    write_atomic(dest, "\n".join(out) + "\n")
+    return dest

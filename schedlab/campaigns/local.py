@@ -1,0 +1,206 @@
+"""Run a campaign on this host: several runs at once, resumable, with a progress bar.
+
+Each run executes in a worker process of its own (``python -m schedlab.campaigns.worker``),
+which prepares and executes one request and publishes its run directory atomically. So:
+
+- an interrupted campaign resumes: finished runs are found by id and skipped, and a killed
+  run leaves at most a staging directory, which the next campaign removes;
+- workers die with the driver (``PR_SET_PDEATHSIG``), and their gem5 or QEMU with them, so
+  after ``kill -9`` of the driver no orphan races the resumed campaign;
+- Ctrl-C stops the workers and reports what finished; nothing half-written remains.
+
+Every worker writes its log to ``<results>/.logs/<run-id>.log``; a failed run is reported
+with the tail of its log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from schedlab import paths
+from schedlab.campaigns.cost import run_host_seconds
+from schedlab.errors import UserError
+from schedlab.processes import die_with_parent
+from schedlab.runs import RunRequest, prepare, request_to_data
+from schedlab.store import remove_stale_staging, write_atomic
+
+LOG_TAIL_LINES = 12
+# Memory one run may take: gem5 maps the whole guest memory (at most 3 GiB on the X86
+# board) plus its own; QEMU guests get at most 512 MiB per node.
+RUN_MEMORY_GIB = {"gem5": 4.0, "qemu": 1.5}
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    label: dict
+    # "done", "reused" (finished before), "problems" (finished, not ok: see its
+    # results.json errors) or "failed" (no results; the log tail says why)
+    state: str
+    seconds: float = 0.0
+    log_tail: str = ""
+
+
+@dataclass
+class CampaignReport:
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    interrupted: bool = False
+
+    def count(self, state: str) -> int:
+        return sum(o.state == state for o in self.outcomes)
+
+    @property
+    def failed(self) -> list[RunOutcome]:
+        return [o for o in self.outcomes if o.state == "failed"]
+
+    def run_dirs(self) -> list[Path]:
+        return [paths.results_dir() / o.run_id for o in self.outcomes
+                if o.state in ("done", "reused", "problems")]
+
+
+def finished_state(run_dir: Path) -> str | None:
+    """"done" or "problems" for a published run (by its results' ok), None if absent."""
+    try:
+        ok = json.loads((run_dir / "results.json").read_text())["ok"]
+    except FileNotFoundError:
+        return None
+    return "done" if ok else "problems"
+
+
+def default_jobs(backend: str) -> int:
+    """The host's cores, bounded by its available memory."""
+    cores = os.cpu_count() or 1
+    try:
+        meminfo = Path("/proc/meminfo").read_text()
+        avail_kib = int(next(ln.split()[1] for ln in meminfo.splitlines()
+                             if ln.startswith("MemAvailable:")))
+    except (OSError, StopIteration, ValueError):
+        return cores
+    return max(1, min(cores, int(avail_kib / (1 << 20) / RUN_MEMORY_GIB[backend])))
+
+
+def logs_dir() -> Path:
+    path = paths.results_dir() / ".logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(deque(f, maxlen=n)).rstrip()
+    except OSError:
+        return ""
+
+
+@dataclass
+class _Running:
+    proc: subprocess.Popen
+    run_id: str
+    label: dict
+    log: Path
+    started: float
+
+
+def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: str = "campaign",
+                 say: Callable[[str], None] = print, console: Console | None = None
+                 ) -> CampaignReport:
+    """Run every request whose results are not there yet, ``jobs`` at a time."""
+    if not requests:
+        raise UserError(f"{name}: no runs to do")
+    backend = requests[0].backend
+    jobs = jobs or default_jobs(backend)
+    if jobs < 1:
+        raise UserError(f"--jobs must be at least 1, not {jobs}")
+    results = paths.results_dir()
+    stale = remove_stale_staging(results)
+    if stale:
+        say(f"{name}: removed {len(stale)} staging director{'y' if len(stale) == 1 else 'ies'}"
+            f" left by killed runs")
+    # Prepare in this process: builds happen once, before any worker starts.
+    report = CampaignReport()
+    todo: deque[tuple[RunRequest, str]] = deque()
+    seen: set[str] = set()
+    for request in requests:
+        prepared = prepare(request, progress=lambda s: None)
+        if prepared.run_id in seen:
+            raise UserError(f"{name}: two requests resolve to the same run {prepared.run_id}")
+        seen.add(prepared.run_id)
+        state = finished_state(prepared.dir)
+        if state is not None:
+            report.outcomes.append(RunOutcome(prepared.run_id, request.label,
+                                              "reused" if state == "done" else state))
+        else:
+            todo.append((request, prepared.run_id))
+    estimate = sum(run_host_seconds(r) for r, _ in todo)
+    say(f"{name}: {len(requests)} runs, {len(report.outcomes)} already done, {len(todo)} to run "
+        f"with {jobs} at a time (estimated {estimate / 3600:.1f} host hours of runs)")
+    if not todo:
+        return report
+    queue_dir = logs_dir()
+    running: list[_Running] = []
+    console = console or Console(stderr=True)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(name, total=len(todo), status="")
+
+        def status() -> str:
+            return (f"done {report.count('done')}  failed {report.count('failed')}  "
+                    f"with problems {report.count('problems')}  "
+                    f"running {len(running)}  queued {len(todo)}")
+        try:
+            while todo or running:
+                while todo and len(running) < jobs:
+                    request, run_id = todo.popleft()
+                    spec = queue_dir / f"{run_id}.request.json"
+                    write_atomic(spec, json.dumps(request_to_data(request)))
+                    log = queue_dir / f"{run_id}.log"
+                    proc = subprocess.Popen(
+                        [sys.executable, "-m", "schedlab.campaigns.worker", str(spec)],
+                        stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL, cwd=paths.REPO, preexec_fn=die_with_parent,
+                        env={**os.environ, "PYTHONPATH": str(paths.REPO)})
+                    running.append(_Running(proc, run_id, request.label, log, time.monotonic()))
+                bar.update(task, status=status())
+                time.sleep(0.5)
+                for r in [r for r in running if r.proc.poll() is not None]:
+                    running.remove(r)
+                    state = finished_state(results / r.run_id) or "failed"
+                    outcome = RunOutcome(r.run_id, r.label, state, time.monotonic() - r.started,
+                                         "" if state == "done" else _tail(r.log))
+                    report.outcomes.append(outcome)
+                    if state != "done":
+                        bar.console.print(f"[red]{state}[/red] {r.run_id} {r.label}:\n"
+                                          f"{outcome.log_tail}")
+                    bar.advance(task)
+                    bar.update(task, status=status())
+        except KeyboardInterrupt:
+            report.interrupted = True
+            for r in running:
+                r.proc.send_signal(signal.SIGTERM)
+            for r in running:
+                try:
+                    r.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    r.proc.kill()
+                    r.proc.wait()
+            remove_stale_staging(results)
+    say(f"{name}: {report.count('done')} run, {report.count('reused')} reused, "
+        f"{report.count('problems')} with problems, {report.count('failed')} failed" + (", interrupted (rerun to resume)"
+                                             if report.interrupted else ""))
+    return report

@@ -1,0 +1,169 @@
+"""``run.py reproduce FIGURE``: from an experiment definition to its figure.
+
+1. Expand the experiment at the scale into run requests (``experiment``).
+2. If the backend can run here (QEMU always; gem5 when ``GEM5`` is set), run what is not
+   finished yet, on this host or as a SLURM job array; else take the experiment's
+   committed tables (``data/<study>/``).
+3. Gather the runs into the experiment's compact tables; gem5 ones are written to
+   ``data/<study>/`` (to be committed), QEMU ones to ``results/tables/``.
+4. Draw the figure into ``results/figures/<name>--<scale>--<backend>.png``, with a JSON
+   sidecar (caption, provenance, data) that ``run.py report`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from schedlab import paths
+from schedlab.analysis import demarchi as demarchi_analysis
+from schedlab.analysis import kazempour as kazempour_analysis
+from schedlab.analysis.figures import FigureContext, provenance
+from schedlab.analysis.store import (committed_path, load_committed, save_committed,
+                                     update_store)
+from schedlab.analysis.tables import table
+from schedlab.campaigns import demo
+from schedlab.campaigns.cost import campaign_host_hours, unmeasured
+from schedlab.campaigns.experiment import Experiment, get, registry
+from schedlab.errors import UserError
+from schedlab.store import write_atomic
+
+Say = Callable[[str], None]
+# Per study: how its runs become compact tables, and how its figures are drawn.
+COLLECT = {"demarchi": demarchi_analysis.collect}
+DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
+        "demo": demo.draw}
+
+
+@dataclass
+class Reproduced:
+    figure: Path
+    sidecar: Path
+    source: str
+    runs: int
+
+
+def figures_dir() -> Path:
+    path = paths.results_dir() / "figures"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def can_run(backend: str) -> bool:
+    return backend == "qemu" or bool(os.environ.get("GEM5"))
+
+
+def table_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
+    """Where the experiment's compact tables live (committed for gem5)."""
+    parts = ("", "samples") if experiment.study in COLLECT else ("",)
+    if backend == "gem5":
+        return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
+                for p in parts}
+    root = paths.results_dir() / "tables" / experiment.study
+    return {p: root / committed_path(experiment.study, experiment.name, scale, backend, p).name
+            for p in parts}
+
+
+def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    if experiment.study in COLLECT:
+        return COLLECT[experiment.study](run_dirs)
+    return {"": table(run_dirs)}
+
+
+def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
+    """What a --dry-run prints."""
+    requests = experiment.requests(scale, backend)
+    hours = campaign_host_hours(requests)
+    lines = [f"{experiment.name}: {experiment.title}",
+             f"  {len(requests)} runs at {scale} scale on {backend}, estimated "
+             + (f"{hours:.1f} host hours (one run at a time)" if hours == hours
+                else "host time unknown"),
+             f"  repetitions differ in {experiment.repetition}"]
+    if experiment.reductions.get(scale):
+        lines.append(f"  reduced: {experiment.reductions[scale]}")
+    guessed = unmeasured(requests)
+    if guessed:
+        lines.append(f"  no benchmark record for {', '.join(sorted(guessed))} in bench/: "
+                     f"measure one run first (bench/bench_gem5.py)")
+    if not experiment.implemented:
+        lines.append(f"  not runnable yet: {experiment.missing}")
+    for r in requests[:3]:
+        lines.append(f"  e.g. {r.label}: {r.machine}, policy {r.policy}, "
+                     + ", ".join(j.workload for j in r.jobs)
+                     + (" beside " + ", ".join(b.workload for b in r.background)
+                        if r.background else ""))
+    return lines
+
+
+def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
+              executor: str = "local", say: Say = print, source: str = "auto") -> Reproduced:
+    experiment = get(name)
+    if not experiment.implemented:
+        raise UserError(f"{name} is not implemented yet: {experiment.missing}")
+    requests = experiment.requests(scale, backend)
+    where = table_paths(experiment, scale, backend)
+    if source == "auto":
+        source = "runs" if can_run(backend) else "committed"
+    if source == "runs":
+        if not can_run(backend):
+            raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
+                            f"--backend qemu for placement only")
+        report = _execute(requests, name, jobs, executor, say)
+        if report.failed:
+            first = report.failed[0]
+            raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
+                            f"{first.run_id}: {first.log_tail.splitlines()[-1:] or '?'}; "
+                            f"rerun to retry them (finished runs are kept)")
+        if report.interrupted:
+            raise UserError(f"{name} was interrupted; rerun the command to resume")
+        tables = collect(experiment, report.run_dirs())
+        for part, frame in tables.items():
+            save_committed(frame, where[part])
+        update_store()
+        say(f"{name}: tables in " + ", ".join(str(p) for p in where.values()))
+    else:
+        tables = {part: load_committed(path) for part, path in where.items()}
+        if any(t is None for t in tables.values()):
+            raise UserError(f"no committed {backend} results for {name} at {scale} scale "
+                            f"({where['']}); run it with GEM5 set, or use --backend qemu")
+        say(f"{name}: drawing from the committed tables {where['']}")
+    main = tables[""]
+    ctx = FigureContext(name=name, title=experiment.title, scale=scale, backend=backend,
+                        reduction=experiment.reductions.get(scale, ""), notes=experiment.notes,
+                        provenance=provenance(main), source=source)
+    dest = figures_dir() / f"{name}--{scale}--{backend}.png"
+    outputs = DRAW[experiment.study](experiment, tables if experiment.study in COLLECT
+                                     else main, ctx, dest)
+    sidecar = dest.with_suffix(".json")
+    write_atomic(sidecar, json.dumps({
+        "name": name, "study": experiment.study, "kind": experiment.kind,
+        "title": experiment.title, "scale": scale, "backend": backend, "source": source,
+        "caption": ctx.caption(), "provenance": ctx.provenance,
+        "figure": outputs[0].name, "extra": [p.name for p in outputs[1:]],
+        "data": [str(p) for p in where.values()]}, indent=1))
+    return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
+
+
+def _execute(requests, name, jobs, executor, say):
+    if executor == "local":
+        from schedlab.campaigns.local import run_campaign
+        return run_campaign(requests, jobs=jobs, name=name, say=say)
+    if executor == "slurm":
+        from schedlab.campaigns import slurm
+        return slurm.submit(requests, name=name, parallelism=jobs or 8, progress=say)
+    raise UserError(f"unknown executor {executor!r}; choose local or slurm")
+
+
+def available_committed() -> list[tuple[str, str]]:
+    """(experiment, scale) pairs with committed gem5 tables."""
+    out = []
+    for name, e in registry().items():
+        for scale in ("smoke", "paper"):
+            if e.implemented and all(p.is_file() for p in table_paths(e, scale, "gem5").values()):
+                out.append((name, scale))
+    return out
