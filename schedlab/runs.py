@@ -10,6 +10,7 @@ in a temporary place and renamed when complete, so it is either whole or absent.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -141,16 +142,20 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
         if not wl.stops_by_itself(req.size) and not for_background and req.duration is None:
             raise UserError(f"workload {wl.name} at size {req.size} runs until stopped; "
                             f"give it a --duration in seconds")
+    duration_us = 0
     if req.duration is not None:
         if req.duration <= 0:
             raise UserError(f"--duration must be positive, not {req.duration}")
-        argv = ["timeout", "-s", "TERM", f"{req.duration:g}", *argv]
+        # The launcher stops it to the microsecond (busybox's timeout counts whole seconds);
+        # a background task is stopped at the end of the run anyway.
+        duration_us = round(req.duration * 1e6)
     if req.start_delay_ms:
         if req.start_delay_ms < 0:
             raise UserError(f"a start delay must not be negative, not {req.start_delay_ms} ms")
         argv = ["sh", "-c", 'usleep "$0" && exec "$@"', str(round(req.start_delay_ms * 1000)),
                 *argv]
-    return GuestJob(name, tuple(argv), req.reps, req.cpus, req.sched, req.prio)
+    return GuestJob(name, tuple(argv), req.reps, req.cpus, req.sched, req.prio,
+                    0 if for_background else duration_us)
 
 
 def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
@@ -186,7 +191,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         name, n = job.name, 2
         while name in taken:
             name, n = f"{job.name}-{n}", n + 1
-        jobs.append(GuestJob(name, job.argv, job.reps, job.cpus, job.sched, job.prio))
+        jobs.append(dataclasses.replace(job, name=name))
     background = tuple(_guest_job(j, {}, user_programs, for_background=True)
                        for j in request.background)
     if user_programs and request.backend == "gem5":
@@ -372,8 +377,8 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         if (req is not None and req.workload in registry and req.duration is None
                 and not req.args):
             problems = registry[req.workload].check(metrics, req.size)
-        # timeout(1) exits 124 when it stopped a workload at its --duration: expected.
-        stopped = req is not None and req.duration is not None and result.get("exit") == 124
+        # The launcher stopped it at its duration: SIGTERM's status is expected then.
+        stopped = result.get("stopped") and result.get("exit") in (143, 0)
         if result.get("exit") != 0 and not stopped:
             problems.append(f"{result['job']} rep {result['rep']} exited with {result['exit']}")
         errors += problems

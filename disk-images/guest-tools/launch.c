@@ -8,8 +8,14 @@
  * The task's scheduler counters (migrations, context switches) are read from /proc/<pid>/sched
  * after it exits but before it is reaped (waitid with WNOWAIT), so they cover its whole life.
  *
+ * With --duration-us N the workload is sent SIGTERM N microseconds after it started (a
+ * timer of this process, so the region of interest ends at the workload's duration to the
+ * microsecond; timeout(1) of busybox counts whole seconds), with its process group; the
+ * result then says "stopped":true.
+ *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
- *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--background] -- CMD [ARGS...]
+ *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N]
+ *               [--background] -- CMD [ARGS...]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,6 +34,18 @@
 #include <unistd.h>
 
 #define STDOUT_LIMIT (256 * 1024)
+
+static volatile pid_t stop_pid;
+static volatile sig_atomic_t stopped;
+
+static void stop_workload(int sig)
+{
+	(void)sig;
+	if (stop_pid > 0) {
+		kill(-stop_pid, SIGTERM);
+		stopped = 1;
+	}
+}
 
 static void die(const char *msg, const char *arg)
 {
@@ -149,6 +169,7 @@ int main(int argc, char **argv)
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
 	const char *m5_mode = "none", *out = NULL;
 	int rep = 0, prio = 0, background = 0, i, fds[2];
+	long long duration_us = 0;
 	cpu_set_t set;
 	struct sched_param param;
 	int policy;
@@ -179,6 +200,8 @@ int main(int argc, char **argv)
 			m5_mode = val;
 		else if (!strcmp(opt, "--out"))
 			out = val;
+		else if (!strcmp(opt, "--duration-us"))
+			duration_us = atoll(val);
 		else
 			die("unknown option", opt);
 	}
@@ -218,6 +241,8 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		die("fork", strerror(errno));
 	if (pid == 0) {
+		/* Its own process group, so a stop at --duration-us reaches its children too. */
+		setpgid(0, 0);
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);
@@ -231,6 +256,20 @@ int main(int argc, char **argv)
 		die("cannot run", argv[i + 1]);
 	}
 	close(fds[1]);
+	if (duration_us > 0) {
+		struct sigaction sa;
+		struct itimerval timer;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = stop_workload;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		memset(&timer, 0, sizeof(timer));
+		timer.it_value.tv_sec = duration_us / 1000000;
+		timer.it_value.tv_usec = duration_us % 1000000;
+		stop_pid = pid;
+		setitimer(ITIMER_REAL, &timer, NULL);
+	}
 
 	static char captured[STDOUT_LIMIT];
 	size_t used = 0;
@@ -252,6 +291,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 
 	wait4(pid, &status, 0, &ru);
+	stop_pid = 0;
 	m5(m5_mode, "workend");
 	m5(m5_mode, "dumpstats");
 
@@ -261,11 +301,11 @@ int main(int argc, char **argv)
 	print_json_string(job, strlen(job));
 	printf(",\"rep\":%d,\"pid\":%d,\"exit\":%d,\"elapsed_ns\":%llu,\"user_us\":%lld,\"sys_us\":%lld,"
 	       "\"nvcsw\":%ld,\"nivcsw\":%ld,\"migrations\":%lld,\"switches\":%lld,"
-	       "\"stdout_truncated\":%s,\"stdout\":",
+	       "\"stopped\":%s,\"stdout_truncated\":%s,\"stdout\":",
 	       rep, (int)pid, code, (unsigned long long)elapsed,
 	       (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
 	       (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
-	       ru.ru_nvcsw, ru.ru_nivcsw, migrations, switches,
+	       ru.ru_nvcsw, ru.ru_nivcsw, migrations, switches, stopped ? "true" : "false",
 	       used == sizeof(captured) ? "true" : "false");
 	print_json_string(captured, used);
 	printf("}\n");

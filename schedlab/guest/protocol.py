@@ -33,6 +33,7 @@ class GuestJob:
     cpus: str | None = None
     sched: str = "other"
     prio: int = 0
+    duration_us: int = 0        # stop the workload (SIGTERM) this long after it started
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ def _placement(job: GuestJob) -> list[str]:
     opts = ["--policy", job.sched, "--prio", str(job.prio)]
     if job.cpus:
         opts += ["--cpus", job.cpus]
+    if job.duration_us:
+        opts += ["--duration-us", str(job.duration_us)]
     return opts
 
 
