@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.campaigns import slurm
+from schedlab.errors import UserError
 from schedlab.runs import RunRequest, WorkloadRequest
 from slurm_cluster import LocalSlurm, Unavailable
 
@@ -96,6 +97,9 @@ def test_campaign_survives_a_cancelled_task(slurm_cluster, results_dir, tmp_path
     shown = subprocess.run(["scontrol", "show", "job", report.job_id], capture_output=True,
                            text=True).stdout
     assert "ArrayTaskThrottle=2" in shown, shown  # the concurrency cap
+    # While the array runs, the same campaign is not submitted a second time.
+    with pytest.raises(UserError, match="still has 6 task"):
+        slurm.submit(campaign(), name="test-campaign", log_dir=logs, progress=progress)
 
     # 2. While the first two tasks' guests run (each has its staging directory and QEMU
     # has booted it): cancel the first (scancel: SIGTERM, the run unwinds) and kill the
@@ -165,9 +169,14 @@ def test_campaign_survives_a_cancelled_task(slurm_cluster, results_dir, tmp_path
     assert sorted(completed) == sorted(run_ids), completed
 
 
+def test_sbatch_refusal_is_a_clear_error(slurm_cluster, results_dir, tmp_path):
+    with pytest.raises(UserError, match="sbatch refused.*[Ii]nvalid partition"):
+        slurm.submit(campaign()[:2], name="bad-partition", partition="no-such-partition",
+                     log_dir=tmp_path / "logs", progress=say)
+
+
 def test_submit_without_slurm_is_a_clear_error(monkeypatch, results_dir):
     """No SLURM commands on PATH: one line naming what is missing, before any work."""
-    from schedlab.errors import UserError
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(UserError, match="sbatch"):
         slurm.submit(campaign(), name="x", wait=False, progress=lambda m: None)

@@ -267,6 +267,9 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
     parameters = dict(
         job_name=job_name, time=time_limit_min, cpus_per_task=cpus_per_task,
         mem=f"{mem_gb}GB", array_parallelism=parallelism, stderr_to_stdout=True,
+        # submitit's warning before the time limit (SIGUSR2; the run unwinds as failed):
+        # 90 s, or a quarter of a short limit.
+        signal_delay_s=min(90, time_limit_min * 15),
         setup=[*(f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())),
                f"export PYTHONPATH={shlex.quote(str(paths.REPO))}${{PYTHONPATH:+:$PYTHONPATH}}",
                f"cd {shlex.quote(str(paths.REPO))}"],
