@@ -270,6 +270,7 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
         # submitit's warning before the time limit (SIGUSR2; the run unwinds as failed):
         # 90 s, or a quarter of a short limit.
         signal_delay_s=min(90, time_limit_min * 15),
+        wckey=None,  # submitit's default "submitit" may be refused where wckeys are enforced
         setup=[*(f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())),
                f"export PYTHONPATH={shlex.quote(str(paths.REPO))}${{PYTHONPATH:+:$PYTHONPATH}}",
                f"cd {shlex.quote(str(paths.REPO))}"],
