@@ -35,7 +35,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,8 +145,9 @@ class SlurmReport:
         """Each failed run with its task, SLURM state and log tail."""
         parts = []
         for run in self.failed:
-            parts.append(f"run {run.run_id} (task {run.job_id}, {run.slurm_state or 'state unknown'})"
-                         f" failed; log {run.log}:\n{_indent(run.log_tail or '(no log)')}")
+            state = run.slurm_state or "state unknown"
+            parts.append(f"run {run.run_id} (task {run.job_id}, {state}) failed; log {run.log}:"
+                         f"\n{_indent(run.log_tail or '(no log)')}")
         return "\n".join(parts)
 
     def refresh(self) -> "SlurmReport":
@@ -223,7 +223,8 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
     queue until every task has ended; otherwise call ``report.wait()`` later.
     """
     if parallelism < 1:
-        raise UserError(f"the SLURM array's concurrency limit must be at least 1, not {parallelism}")
+        raise UserError(f"the SLURM array's concurrency limit must be at least 1, "
+                        f"not {parallelism}")
     if time_limit_min < 1 or cpus_per_task < 1 or mem_gb < 1:
         raise UserError("time limit, CPUs per task and memory must each be at least 1")
     if not name or any(c.isspace() or c in "/%" for c in name):
@@ -329,8 +330,8 @@ def _run_task(prepared: PreparedRun, env: dict[str, str]) -> str:
     run_id = prepared.run_id
     task = f"{os.environ.get('SLURM_ARRAY_JOB_ID', os.environ.get('SLURM_JOB_ID', '?'))}_" \
            f"{os.environ.get('SLURM_ARRAY_TASK_ID', '0')}"
-    progress(f"schedlab-slurm: task {task} on {socket.gethostname()} (pid {os.getpid()}): run {run_id} "
-             f"(label {json.dumps(prepared.request.label)}) into {results}")
+    progress(f"schedlab-slurm: task {task} on {socket.gethostname()} (pid {os.getpid()}): "
+             f"run {run_id} (label {json.dumps(prepared.request.label)}) into {results}")
     with _run_lock(results, run_id, blocking=True):
         if (results / run_id / "results.json").is_file():
             progress(f"schedlab-slurm: run {run_id} was already done; nothing to do")
