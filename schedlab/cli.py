@@ -408,7 +408,17 @@ def test(pytest_args: tuple[str, ...]) -> None:
     """Run the test suite (pytest); extra arguments go to pytest."""
     if not os.environ.get("GEM5"):
         _say("test: GEM5 is not set, so tests that need gem5 are skipped (reasons below)")
-    cmd = [sys.executable, "-m", "pytest", "-ra", str(paths.REPO / "tests"), *pytest_args]
+    # Test files or node ids given: only those (made absolute: pytest runs in the
+    # repository); otherwise the whole suite.
+    def resolved(arg: str) -> str:
+        path, sep, node = arg.partition("::")
+        if arg.startswith("-") or not Path(path).exists():
+            return arg
+        return str(Path(path).resolve()) + sep + node
+    args = [resolved(a) for a in pytest_args]
+    targets = [a for a in args if Path(a.partition("::")[0]).is_absolute()]
+    cmd = [sys.executable, "-m", "pytest", "-ra",
+           *([] if targets else [str(paths.REPO / "tests")]), *args]
     sys.exit(subprocess.call(cmd, cwd=paths.REPO))
 
 

@@ -150,13 +150,20 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
 
 
 def _execute(requests, name, jobs, executor, say):
+    """Run the campaign; both executors' outcomes as one CampaignReport."""
+    from schedlab.campaigns.local import CampaignReport, RunOutcome, finished_state, run_campaign
     if executor == "local":
-        from schedlab.campaigns.local import run_campaign
         return run_campaign(requests, jobs=jobs, name=name, say=say)
-    if executor == "slurm":
-        from schedlab.campaigns import slurm
-        return slurm.submit(requests, name=name, parallelism=jobs or 8, progress=say)
-    raise UserError(f"unknown executor {executor!r}; choose local or slurm")
+    if executor != "slurm":
+        raise UserError(f"unknown executor {executor!r}; choose local or slurm")
+    from schedlab.campaigns import slurm
+    submitted = slurm.submit(requests, name=name, parallelism=jobs or 8, progress=say)
+    report = CampaignReport(interrupted=not submitted.finished)
+    for r in submitted.runs:
+        state = finished_state(r.dir) or ("failed" if r.state == "failed" else r.state)
+        report.outcomes.append(RunOutcome(r.run_id, r.request.label, state,
+                                          log_tail=r.log_tail or ""))
+    return report
 
 
 def available_committed() -> list[tuple[str, str]]:
