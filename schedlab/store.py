@@ -122,3 +122,16 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data.encode() if isinstance(data, str) else data)
     os.replace(tmp, path)
+
+
+@contextmanager
+def locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock (flock) on ``lock_path`` while the block runs: one builder of
+    a shared thing (a kernel work tree, a boot checkpoint) at a time on this machine."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

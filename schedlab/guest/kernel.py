@@ -14,20 +14,18 @@ change to one patch recompiles only what it touches.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 import subprocess
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from schedlab import paths
 from schedlab.errors import UserError
-from schedlab.store import hash_bytes, hash_file, publish_dir
+from schedlab.store import hash_bytes, hash_file, locked, publish_dir
 
 # Bump when the recipe below changes in a way that changes the kernel it produces.
 RECIPE_VERSION = "1"
@@ -122,7 +120,7 @@ def build_kernel(initramfs: Path | None = None, progress: Progress = print,
     if (final / "bzImage").is_file():
         return KernelBuild(final, key)
     tarball, version = source_tarball()
-    with _locked(paths.cache_dir() / "kernel-src" / "lock"):
+    with locked(paths.cache_dir() / "kernel-src" / "lock"):
         if (final / "bzImage").is_file():  # built by another process while we waited
             return KernelBuild(final, key)
         started = time.monotonic()
@@ -138,15 +136,6 @@ def build_kernel(initramfs: Path | None = None, progress: Progress = print,
             (out / "build-seconds").write_text(f"{time.monotonic() - started:.1f}\n")
         progress(f"kernel: built {key} in {time.monotonic() - started:.0f} s")
     return KernelBuild(final, key)
-
-
-@contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
-    """One kernel build at a time per machine: the work tree is shared."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def _run(cmd: list[str], cwd: Path, what: str, **kw) -> subprocess.CompletedProcess:

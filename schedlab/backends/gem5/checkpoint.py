@@ -21,7 +21,7 @@ from schedlab.backends.gem5.binary import Gem5Binary, Gem5Error, config_hash, pr
 from schedlab.backends.gem5.plan import BoardPlan, boot_args as plan_boot_args
 from schedlab.backends.gem5.process import CONSOLE, command, execute
 from schedlab.guest.numa import numa_boot_args
-from schedlab.store import hash_json, publish_dir
+from schedlab.store import hash_json, locked, publish_dir
 
 Progress = Callable[[str], None]
 
@@ -95,6 +95,14 @@ def ensure_checkpoint(machine: dict, plan: BoardPlan, kernel: GuestKernel,
                          kernel_args, cpu)
     final = checkpoint_root() / key
     meta_path = final / "checkpoint.json"
+    # Runs of one machine started together (a campaign) boot it once: the others wait.
+    with locked(checkpoint_root() / f"{key}.lock"):
+        return _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, key,
+                              final, meta_path)
+
+
+def _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, key, final,
+                   meta_path) -> tuple[Path, dict]:
     if meta_path.is_file():
         meta = json.loads(meta_path.read_text())
         if progress:
