@@ -426,7 +426,7 @@ static void probe(const char *who)
 	report(who, "add_thread", taff(0, worker_tid));
 	report(who, "add_init", taff(0, 1));
 	report(who, "add_self", taff(0, syscall(SYS_gettid)));
-	report(who, "add_none", taff(0, 4000000));
+	report(who, "add_none", taff(0, 30000));
 	report(who, "count", taff(2, 0));
 	report(who, "clear", taff(1, 0));
 	report(who, "count_after_clear", taff(2, 0));
