@@ -58,6 +58,7 @@ class RunOutcome:
 class CampaignReport:
     outcomes: list[RunOutcome] = field(default_factory=list)
     interrupted: bool = False
+    peak_running: int = 0           # most runs that were executing at once
 
     def count(self, state: str) -> int:
         return sum(o.state == state for o in self.outcomes)
@@ -176,6 +177,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                         stdin=subprocess.DEVNULL, cwd=paths.REPO, preexec_fn=die_with_parent,
                         env={**os.environ, "PYTHONPATH": str(paths.REPO)})
                     running.append(_Running(proc, run_id, request.label, log, time.monotonic()))
+                    report.peak_running = max(report.peak_running, len(running))
                 bar.update(task, status=status())
                 time.sleep(0.5)
                 for r in [r for r in running if r.proc.poll() is not None]:
