@@ -30,7 +30,7 @@ figcaption { font-size: 0.85em; color: #444; } .muted { color: #777; }
 
 
 def _hours(h: float) -> str:
-    return f"{h:.1f}" if h == h else "? (no bench/ record)"
+    return f"{h:.1f}" if h == h else "?"
 
 
 def _rel(target: str | Path, base: Path) -> str:
@@ -56,7 +56,9 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
                    f"<td>{e(row['title'])}</td><td>{row['runs_smoke']} / {row['runs_paper']}</td>"
                    f"<td>{_hours(row['hours_smoke'])} / {_hours(row['hours_paper'])}</td>"
                    f"<td>{e(row['status'])}</td></tr>")
-    out.append("</table>")
+    out.append("</table><p class='muted'>Host hours: estimated from the speeds measured in "
+               "bench/, one run at a time on one core; ?: no bench/ record for the machine "
+               "yet.</p>")
     for path in sidecars:
         meta = json.loads(path.read_text())
         prov = meta.get("provenance", {})

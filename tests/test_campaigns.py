@@ -1,0 +1,177 @@
+"""The campaign layer: experiment definitions, run identity, cost estimates, the local
+executor (concurrency, Ctrl-C and kill -9 resume) and the HTML report.
+
+The executor tests run real QEMU campaigns (the demo's 8 runs, a few seconds each).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from itertools import product
+from pathlib import Path
+
+import pytest
+
+from schedlab.campaigns import kazempour
+from schedlab.campaigns.experiment import check_definition, get, registry
+from schedlab.errors import UserError
+from schedlab.runs import RunRequest, WorkloadRequest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", sorted(registry()))
+def test_every_experiment_expands_soundly_at_both_scales(name):
+    e = get(name)
+    for scale in ("smoke", "paper"):
+        for backend in e.backends:
+            requests = e.requests(scale, backend)
+            assert requests, (name, scale)
+            assert all(r.backend == backend for r in requests)
+            assert len({json.dumps(r.label, sort_keys=True) for r in requests}) == len(requests)
+    # The paper scale is the larger one, never the smaller.
+    assert len(e.requests("paper", "gem5")) >= len(e.requests("smoke", "gem5"))
+
+
+def test_figure2_has_every_condition_of_the_paper():
+    runs = get("kazempour-fig2").requests("paper", "gem5")
+    seen = {(r.label["benchmark"], r.label["affinity"], r.label["rep"]) for r in runs}
+    want = set(product(kazempour.BENCHMARKS, ("high", "low"), range(3)))
+    assert seen == want
+    for r in runs:
+        # low L2 retention: BV_L2 on the other core of the shared L2, the 2 ms quantum
+        assert [b.workload for b in r.background][1:] == ["bv_l2"]
+        assert r.background[1].cpus == "1" and r.jobs[0].cpus == "0"
+        assert r.policy == "quantum-2ms" and r.attribute_tasks
+        bv = r.background[0]
+        assert bv.workload == ("bv_0" if r.label["affinity"] == "high" else "bv_l1i")
+        # footprints come from the catalogue: Clovertown's 32 KiB L1 I and 4 MiB L2
+        assert bv.args == (() if bv.workload == "bv_0" else ("--size", "32KiB"))
+        assert r.background[1].args == ("--size", "4MiB")
+
+
+def test_experiment_a_is_the_full_product():
+    runs = get("kazempour-expA").requests("paper", "gem5")
+    assert len(runs) == 2 * 8 * 3 * 2 * 3 * 3   # machines, benchmarks, BVs, retention, Q, reps
+    niagara = [r for r in runs if r.machine == "niagara"]
+    assert niagara and all(r.cpu == "timing" for r in niagara)
+    l2 = {b.args for r in niagara for b in r.background if b.workload == "bv_l2"}
+    assert l2 == {("--size", "3MiB")}
+
+
+def test_repetitions_differ_in_something_the_guest_sees():
+    a = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
+                   label={"rep": 0})
+    b = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
+                   label={"rep": 1})
+    with pytest.raises(UserError, match="differ only in their label"):
+        check_definition("x", [a, b])
+    with pytest.raises(UserError, match="share the label"):
+        check_definition("x", [a, RunRequest(machine="niagara", jobs=a.jobs, label={"rep": 0})])
+    seeded = RunRequest(machine=b.machine, label=b.label,
+                        jobs=(WorkloadRequest("memlat", args=("--seed", "2")),))
+    check_definition("x", [a, seeded])
+
+
+def test_label_enters_the_run_id(guest_kernel, guest_image):
+    from schedlab.runs import prepare
+    base = dict(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),))
+    one = prepare(RunRequest(**base, label={"condition": "a"}), progress=lambda s: None)
+    two = prepare(RunRequest(**base, label={"condition": "b"}), progress=lambda s: None)
+    assert one.run_id != two.run_id
+    assert one.spec["label"] == {"condition": "a"}
+
+
+def test_unimplemented_experiments_say_why_and_refuse_to_run():
+    from schedlab.campaigns.reproduce import reproduce
+    e = get("brecht-fig1")
+    assert not e.implemented and "pools" in e.missing
+    with pytest.raises(UserError, match="not implemented yet"):
+        reproduce("brecht-fig1", backend="qemu")
+
+
+def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
+    # Hand computation from the raw benchmark record and the characterisation file.
+    from schedlab.campaigns.cost import run_host_seconds
+    records = json.loads((REPO / "bench/results/gem5-vm-2026-11-23-tsc.json").read_text())
+    rec = next(r for r in records["records"] if r["machine"] == "clovertown-e5320-mup")
+    chars = json.loads((REPO / "workloads/characterisation.json").read_text())
+    insts = chars["workloads"]["memlat"]["clovertown-e5320"]["instructions"]
+    request = RunRequest(machine="clovertown-e5320-mup", backend="gem5", cpu="o3",
+                         jobs=(WorkloadRequest("memlat", reps=2),))
+    want = rec["total_host_s"] - rec["roi_host_s"] + 2 * insts / rec["ips"]
+    assert run_host_seconds(request) == pytest.approx(want)
+    unmeasured = RunRequest(machine="hector", backend="gem5", cpu="timing",
+                            jobs=(WorkloadRequest("memlat"),))
+    assert run_host_seconds(unmeasured) != run_host_seconds(unmeasured)   # NaN: unknown
+
+
+def _campaign(results: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "SCHEDLAB_RESULTS": str(results)}
+    env.pop("GEM5", None)
+    return subprocess.Popen([sys.executable, str(REPO / "run.py"), "reproduce", "demo-affinity",
+                             "--backend", "qemu", *extra], env=env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def _staging(results: Path) -> list[Path]:
+    return [d for d in results.iterdir() if d.name.startswith(".clovertown")]
+
+
+def _finished(results: Path) -> list[Path]:
+    return [d for d in results.iterdir() if (d / "results.json").is_file()]
+
+
+@pytest.mark.timeout(900)
+def test_local_campaign_runs_in_parallel_and_survives_kill_9(guest_kernel, guest_image, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    driver = _campaign(results, "--jobs", "2")
+    deadline = time.monotonic() + 600
+    # Wait until one run is finished and others are writing their staging directories,
+    # then kill the driver outright.
+    while time.monotonic() < deadline:
+        if _finished(results) and _staging(results):
+            break
+        assert driver.poll() is None, driver.stdout.read()
+        time.sleep(0.2)
+    done_before = {d.name for d in _finished(results)}
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait()
+    # Its workers, and their QEMUs, die with it (no orphan races the resumed campaign).
+    time.sleep(3)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "schedlab.campaigns.worker" not in ps or str(results) not in ps
+    assert not [ln for ln in ps.splitlines() if "qemu-system" in ln and str(results) in ln]
+    assert _staging(results), "a killed run should have left its staging directory"
+
+    again = _campaign(results)
+    out, _ = again.communicate(timeout=600)
+    assert again.returncode == 0, out[-3000:]
+    assert f"{len(done_before)} already done" in out or len(done_before) == 0
+    finished = _finished(results)
+    assert len(finished) == 8 and done_before <= {d.name for d in finished}
+    assert not _staging(results)
+    for d in finished:
+        assert json.loads((d / "results.json").read_text())["ok"]
+    figure = results / "figures" / "demo-affinity--smoke--qemu.png"
+    assert figure.stat().st_size > 10_000
+    meta = json.loads(figure.with_suffix(".json").read_text())
+    assert meta["provenance"]["runs"] == 8 and meta["backend"] == "qemu"
+
+
+@pytest.mark.timeout(600)
+def test_executor_reports_peak_concurrency(guest_kernel, guest_image, tmp_path, monkeypatch):
+    from schedlab.campaigns.local import run_campaign
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    requests = get("demo-affinity").requests("smoke", "qemu")[:4]
+    report = run_campaign(requests, jobs=2, name="t", say=lambda s: None)
+    assert report.count("done") == 4 and report.peak_running == 2
+    again = run_campaign(requests, jobs=2, name="t", say=lambda s: None)
+    assert again.count("reused") == 4 and again.peak_running == 0
