@@ -30,6 +30,7 @@ from schedlab.analysis.tables import table
 from schedlab.campaigns import demo
 from schedlab.campaigns.cost import campaign_host_hours, unmeasured
 from schedlab.campaigns.experiment import Experiment, get, registry
+from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
 from schedlab.store import write_atomic
 
@@ -117,8 +118,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         if report.failed:
             first = report.failed[0]
             raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
-                            f"{first.run_id}: {first.log_tail.splitlines()[-1:] or '?'}; "
-                            f"rerun to retry them (finished runs are kept)")
+                            f"{first.run_id}: {error_line(first.log_tail)} (log: "
+                            f"{logs_dir() / (first.run_id + '.log')}); rerun to retry them "
+                            f"(finished runs are kept)")
         if report.interrupted:
             raise UserError(f"{name} was interrupted; rerun the command to resume")
         tables = collect(experiment, report.run_dirs())
@@ -151,7 +153,8 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
 
 def _execute(requests, name, jobs, executor, say):
     """Run the campaign; both executors' outcomes as one CampaignReport."""
-    from schedlab.campaigns.local import CampaignReport, RunOutcome, finished_state, run_campaign
+    from schedlab.campaigns.local import (CampaignReport, RunOutcome, finished_state,
+                                          run_campaign)
     if executor == "local":
         return run_campaign(requests, jobs=jobs, name=name, say=say)
     if executor != "slurm":
