@@ -89,7 +89,6 @@ def main() -> None:
         python = ensure_venv()
         env = {**os.environ, "SCHEDLAB_IN_VENV": "1"}
         os.execve(str(python), [str(python), str(Path(__file__).resolve()), *args], env)
-    sys.path.insert(0, str(REPO))
     from schedlab.cli import main as cli_main
     cli_main(args)
 
