@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -459,7 +460,14 @@ def doctor() -> None:
         click.echo(f"{item:<{width}}  {status}" + (f"  -> {fix}" if fix else ""))
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
+    # SIGTERM (a batch system, kill) stops a command as Ctrl-C does, cleanly; a command
+    # started in the background by a script has SIGINT ignored, so SIGTERM is its way.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         cli.main(args=argv, prog_name="run.py", standalone_mode=False)
     except click.exceptions.Abort:

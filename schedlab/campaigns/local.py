@@ -185,7 +185,8 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                 while todo and len(running) < jobs:
                     request, run_id = todo.popleft()
                     spec = queue_dir / f"{run_id}.request.json"
-                    write_atomic(spec, json.dumps(request_to_data(request)))
+                    write_atomic(spec, json.dumps({"request": request_to_data(request),
+                                                   "run_id": run_id}))
                     log = queue_dir / f"{run_id}.log"
                     proc = subprocess.Popen(
                         [sys.executable, "-m", "schedlab.campaigns.worker", str(spec)],
