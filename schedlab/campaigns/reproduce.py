@@ -118,14 +118,14 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
                             f"--backend qemu for placement only")
         report = _execute(requests, f"{name}-{scale}", jobs, executor, say, slurm or {})
+        if report.interrupted and not report.failed:
+            raise KeyboardInterrupt       # the summary said "rerun to resume"
         if report.failed:
             first = report.failed[0]
             raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
                             f"{first.run_id}: {error_line(first.log_tail)} (log: "
                             f"{logs_dir() / (first.run_id + '.log')}); rerun to retry them "
                             f"(finished runs are kept)")
-        if report.interrupted:
-            raise UserError(f"{name} was interrupted; rerun the command to resume")
         tables = collect(experiment, report.run_dirs())
         for part, frame in tables.items():
             save_committed(frame, where[part])
