@@ -3,7 +3,7 @@
 In gem5, SimObject parameters, children and port connections are pure Python; only
 ``m5.instantiate`` needs the C++ side. Given a gem5 v24.0 source tree (GEM5_SRC), this test
 builds every catalogue machine with each core model exactly as configs/schedlab_gem5.py
-does (PlanBoard, then ``_pre_instantiate`` which connects the components), resolves every
+does (``plan_board.build_board``, then ``_pre_instantiate`` which connects the components), resolves every
 proxy parameter, and checks that no port is left unconnected and that the wiring carries
 the plan: who shares which cache, latencies, CPUID values, O3 sizes, NUMA paths. It does
 not simulate anything. Each check runs in its own interpreter (this file run as a script),
@@ -125,12 +125,12 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
     import m5.SimObject as so
     from m5.params import NULL, VectorPortRef
 
-    from components.board import PlanBoard
+    from plan_board import build_board
     from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.machine import load_machine
 
     plan = plan_from_dict(load_machine(machine, overrides).to_dict())
-    board = PlanBoard(plan, cpu)
+    board = build_board(plan, cpu)
     board.set_guest(Path("/vmlinux"), "console=ttyS0", Path("/spec"), None)
     board._pre_instantiate()
     root = objects.Root(full_system=True, board=board)
