@@ -16,6 +16,10 @@ at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads t
 specification with ``m5 readfile``; ``m5 workbegin``/``workend`` reset and dump the
 statistics around the region of interest; ``m5 exit`` ends the run with status 0.
 
+``main`` builds the board from the plan (``plan_board.build_board``) and instantiates it
+(restoring the checkpoint on a run); :class:`RunEvents` then simulates, with one handler per
+exit event (the table is in configs/README.md).
+
 Progress lines (``schedlab-progress {json}``: simulated seconds, instructions so far, host
 seconds, instructions per host second) and events (``schedlab-event {json}``) go to stdout
 for the host to parse. Exit status: 0 done, 2 the guest ended otherwise (kernel panic,

@@ -136,10 +136,10 @@ class PlanCacheHierarchy(AbstractClassicCacheHierarchy):
         self._numa_link = numa_link
         self._dma_bridge_latency_ns = dma_bridge_latency_ns
         self._numa = bool(self._requesters)
-        needs = (("banks", banks), ("bank_bus", bank_bus), ("numa_link", numa_link),
-                 ("dma_bridge_latency_ns", dma_bridge_latency_ns)) if self._numa else (
-                 ("io_cache", io_cache),)
-        missing = [name for name, value in needs if not value and value != 0]
+        needs = ({"banks": self._banks or None, "bank_bus": bank_bus, "numa_link": numa_link,
+                  "dma_bridge_latency_ns": dma_bridge_latency_ns} if self._numa
+                 else {"io_cache": io_cache})
+        missing = [name for name, value in needs.items() if value is None]
         if missing:
             raise ValueError(f"PlanCacheHierarchy needs {', '.join(missing)} "
                              f"{'with' if self._numa else 'without'} NUMA requesters")
