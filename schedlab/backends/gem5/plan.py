@@ -243,8 +243,8 @@ class NumaLinkPlan:
 @dataclass(frozen=True)
 class InterconnectPlan:
     """The parts of the cache hierarchy that the catalogue does not describe: crossbars,
-    page-walk caches, the I/O path, NUMA links and snoop filters. Values and their sources
-    are at the top of this module."""
+    page-walk caches, the I/O path, NUMA links and snoop filters. The values, and where
+    they come from, are the constants that follow (CACHE_BUS, SYSTEM_BUS, ...)."""
 
     cache_bus: XBarPlan            # in front of every outer cache instance; NUMA routers
     system_bus: XBarPlan           # uniform: the coherent memory bus; NUMA: the
