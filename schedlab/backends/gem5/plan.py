@@ -52,7 +52,6 @@ L1_MSHRS, L1_TARGETS = 16, 20
 OUTER_MSHRS, OUTER_TARGETS = 20, 12
 RESPONSE_LATENCY_CYCLES = 1
 
-
 # O3 structure sizes the catalogue lacks, derived from pipeline.width and rob_entries with
 # Core 2 / Nehalem proportions (Core 2: ROB 96, 32 reservation stations, 32 load / 20 store
 # buffers; Nehalem: ROB 128, 36 RS, 48 / 32): IQ = LQ = ROB / 3, SQ = ROB / 4. Physical
