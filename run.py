@@ -17,6 +17,9 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent
+sys.path.insert(0, str(REPO))
+# The one rule for where the build cache is (standard library only, like this file).
+from schedlab.paths import cache_dir  # noqa: E402
 # Commands that only read the catalogue or print help need no Debian packages.
 NO_PACKAGES_NEEDED = {"machines", "doctor", "--help", "-h", "workloads"}
 
@@ -24,11 +27,6 @@ NO_PACKAGES_NEEDED = {"machines", "doctor", "--help", "-h", "workloads"}
 def fail(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
     sys.exit(1)
-
-
-def cache_dir() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "schedlab"
-    return Path(os.environ.get("SCHEDLAB_CACHE", default))
 
 
 def missing_debian_packages() -> list[str]:
@@ -91,7 +89,6 @@ def main() -> None:
         python = ensure_venv()
         env = {**os.environ, "SCHEDLAB_IN_VENV": "1"}
         os.execve(str(python), [str(python), str(Path(__file__).resolve()), *args], env)
-    sys.path.insert(0, str(REPO))
     from schedlab.cli import main as cli_main
     cli_main(args)
 

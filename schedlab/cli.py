@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -244,10 +245,14 @@ def _listing() -> list[dict]:
                    "array's concurrency limit, default 8).")
 @click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
               show_default=True, help="Run on this host, or as one SLURM job array.")
+@click.option("--partition", default=None, help="SLURM: the partition to submit to.")
+@click.option("--time-limit", "time_limit_min", type=int, default=360, show_default=True,
+              help="SLURM: minutes each array task (one run) may take.")
 @click.option("--dry-run", is_flag=True, help="Print the runs and their cost; run nothing.")
 @click.option("--from-committed", is_flag=True,
               help="Draw from the committed tables (data/) even where gem5 could run.")
-def reproduce(figure, show_list, scale, backend, jobs, executor, dry_run, from_committed):
+def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time_limit_min,
+              dry_run, from_committed):
     """Regenerate a figure or table of the papers (run.py reproduce --list names them).
 
     Runs what is not finished yet (resumable: rerun after an interruption), gathers the
@@ -272,7 +277,8 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, dry_run, from_c
             click.echo(line)
         return
     out = R.reproduce(figure, scale, backend, jobs=jobs, executor=executor, say=_say,
-                      source="committed" if from_committed else "auto")
+                      source="committed" if from_committed else "auto",
+                      slurm={"partition": partition, "time_limit_min": time_limit_min})
     click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
 
 
@@ -454,7 +460,14 @@ def doctor() -> None:
         click.echo(f"{item:<{width}}  {status}" + (f"  -> {fix}" if fix else ""))
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
+    # SIGTERM (a batch system, kill) stops a command as Ctrl-C does, cleanly; a command
+    # started in the background by a script has SIGINT ignored, so SIGTERM is its way.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         cli.main(args=argv, prog_name="run.py", standalone_mode=False)
     except click.exceptions.Abort:

@@ -435,8 +435,3 @@ def request_from_data(data: dict) -> RunRequest:
         "overrides": tuple(data.get("overrides", ())),
         "sysctl": tuple(tuple(kv) for kv in data.get("sysctl", ())),
         "boot_args": tuple(data.get("boot_args", ()))})
-
-
-def execute_request(request: RunRequest, progress: Progress = print) -> Path:
-    """Prepare and execute one request: what an executor's worker (local or SLURM) calls."""
-    return execute(prepare(request, progress=progress), progress=progress)

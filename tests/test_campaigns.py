@@ -175,3 +175,22 @@ def test_executor_reports_peak_concurrency(guest_kernel, guest_image, tmp_path, 
     assert report.count("done") == 4 and report.peak_running == 2
     again = run_campaign(requests, jobs=2, name="t", say=lambda s: None)
     assert again.count("reused") == 4 and again.peak_running == 0
+
+
+@pytest.mark.timeout(600)
+def test_sigterm_stops_a_campaign_cleanly_and_it_resumes(guest_kernel, guest_image, tmp_path):
+    # SIGTERM is what a batch system or a script sends (and Ctrl-C's path): the workers
+    # stop, their staging directories go, nothing half-written remains.
+    results = tmp_path / "results"
+    results.mkdir()
+    driver = _campaign(results, "--jobs", "2")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not _staging(results):
+        assert driver.poll() is None, driver.stdout.read()
+        time.sleep(0.2)
+    driver.send_signal(signal.SIGTERM)
+    out, _ = driver.communicate(timeout=120)
+    assert driver.returncode == 130 and "interrupted (rerun to resume)" in out, out[-2000:]
+    assert not _staging(results)
+    for d in _finished(results):
+        assert json.loads((d / "results.json").read_text())["ok"]

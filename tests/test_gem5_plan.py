@@ -2,7 +2,7 @@
 
 Asserts the derived structure for every machine: which cores share which cache instance,
 sizes and latencies in gem5 units, per-core CPUID values, the 3 GiB memory cap, and
-Hector's NUMA latencies with the ring-delay knob reproducing papers.md's table.
+Hector's NUMA latencies with the ring-delay knob reproducing the ring-delay latencies of the catalogue (configs/machines.toml).
 """
 
 import json
@@ -172,7 +172,7 @@ def test_hector_numa_banks_and_latencies():
     assert p.line == 16
 
 
-# papers.md, Hector: cache line load time off-station for each ring delay setting.
+# Brecht, Hector: cache line load time off-station for each ring delay setting.
 HECTOR_TABLE = {0: 37, 4: 49, 8: 61, 16: 85, 32: 133, 64: 229}
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import kernel
+
+from schedlab.guest import kernel
 from schedlab.errors import UserError
 
 PATCHES = Path(__file__).resolve().parent.parent / "kernel-patches"
@@ -32,12 +33,7 @@ HOST_SYSCTLS = {"kernel.sched_cache_affinity", "kernel.sched_rt_task_affinity",
 
 
 def _series() -> list[str]:
-    names = []
-    for line in (PATCHES / "series").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            names.append(line)
-    return names
+    return [p.name for p in kernel.series()]
 
 
 def _added(text: str) -> dict[str, list[str]]:

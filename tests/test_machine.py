@@ -48,7 +48,7 @@ def test_cache_hierarchies():
 
 
 def test_hector_delay_reproduces_the_papers_line_load_times():
-    # papers.md, Hector: off-station cache line load for delay 0, 4, 8, 16, 32, 64.
+    # Brecht, Hector: off-station cache line load for delay 0, 4, 8, 16, 32, 64.
     table = {0: 37, 4: 49, 8: 61, 16: 85, 32: 133, 64: 229}
     for delay, cycles in table.items():
         m = load_machine("hector", [f"memory.delay.cycles={delay}"])

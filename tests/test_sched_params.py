@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from schedlab.guest.kernel import series
+
 from schedlab.guest import numa as K
 from schedlab.guest import policies
 from schedlab.errors import UserError
@@ -99,12 +101,7 @@ def test_policy_validation_catches_mistakes(tmp_path):
 
 
 def _series() -> list[str]:
-    names = []
-    for line in (PATCHES / "series").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            names.append(line)
-    return names
+    return [p.name for p in series()]
 
 
 def test_series_lists_signed_linux_style_patches():

@@ -13,7 +13,6 @@ by BOOT_TIMEOUT; the whole file takes about 1.5 minutes once the kernel is built
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import shutil
@@ -148,54 +147,28 @@ def kernel():
 
 @pytest.fixture(scope="module")
 def initramfs(tmp_path_factory):
-    from schedlab.guest import programs as W
+    return scenario_initramfs(tmp_path_factory, "sleeper", SLEEPER_C, [], INIT)
 
-    root = tmp_path_factory.mktemp("initramfs")
-    for d in ("bin", "proc", "sys", "tmp"):
-        (root / d).mkdir()
-    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-    shutil.copy2(W.binary("mixer"), root / "mixer")
-    src = root / "sleeper.c"
-    src.write_text(SLEEPER_C)
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o",
-                    str(root / "sleeper"), str(src)], check=True)
-    src.unlink()
+
+def scenario_initramfs(tmp_path_factory, program: str, source: str, ldflags: list[str],
+                       init_script: str) -> Path:
+    """A small initramfs: busybox, the mixer, one helper program compiled from ``source``
+    and ``init_script`` as /init, packed by the project's cpio writer."""
+    from schedlab.guest.image import write_cpio
+    from schedlab.guest.programs import binary
+
+    root = tmp_path_factory.mktemp(f"{program}-initramfs")
+    src = root / f"{program}.c"
+    src.write_text(source)
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", *ldflags, "-o",
+                    str(root / program), str(src)], check=True)
     init = root / "init"
-    init.write_text(INIT)
-    init.chmod(0o755)
-    out = tmp_path_factory.mktemp("cpio") / "initramfs.cpio.gz"
-    out.write_bytes(gzip.compress(newc_archive(root), 1))
-    return out
-
-
-def newc_archive(root: Path) -> bytes:
-    """A cpio (newc) archive of ``root`` plus /dev/console, which init needs before any
-    devtmpfs exists; written here so that no mknod (root) is needed."""
-    entries = [("dev/console", 0o020600, b"", (5, 1))]
-    for p in sorted(root.rglob("*")):
-        rel = str(p.relative_to(root))
-        if p.is_dir():
-            entries.append((rel, 0o040755, b"", (0, 0)))
-        else:
-            entries.append((rel, 0o100000 | (p.stat().st_mode & 0o777), p.read_bytes(), (0, 0)))
-    entries.sort(key=lambda e: e[0] != "dev/console")
-    entries.insert(0, ("dev", 0o040755, b"", (0, 0)))
-    seen, out = set(), bytearray()
-
-    def pad(buf: bytearray) -> None:
-        buf.extend(b"\0" * (-len(buf) % 4))
-
-    for ino, (name, mode, data, (major, minor)) in enumerate(entries + [("TRAILER!!!", 0, b"", (0, 0))], 1):
-        if name in seen:
-            continue
-        seen.add(name)
-        fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, major, minor, len(name) + 1, 0]
-        out.extend(b"070701" + b"".join(b"%08X" % f for f in fields))
-        out.extend(name.encode() + b"\0")
-        pad(out)
-        out.extend(data)
-        pad(out)
-    return bytes(out)
+    init.write_text(init_script)
+    entries = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1", "dir /bin 0755 0 0",
+               f"file /bin/busybox {BUSYBOX} 0755 0 0", f"file /mixer {binary('mixer')} 0755 0 0",
+               f"file /{program} {root / program} 0755 0 0", f"file /init {init} 0755 0 0"]
+    entries += [f"dir /{d} 0755 0 0" for d in ("proc", "sys", "tmp")]
+    return write_cpio(entries, root / "initramfs.cpio")
 
 
 def boot(kernel, initramfs, test: str, extra: list[str] = (), smp="4,sockets=2,cores=2",
@@ -507,24 +480,8 @@ poweroff -f
 
 @pytest.fixture(scope="module")
 def knobs_initramfs(tmp_path_factory):
-    from schedlab import workloads as W
-
-    root = tmp_path_factory.mktemp("knobs-initramfs")
-    for d in ("bin", "proc", "sys", "tmp"):
-        (root / d).mkdir()
-    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-    shutil.copy2(W.binary("mixer"), root / "mixer")
-    src = root / "taffperm.c"
-    src.write_text(TAFF_PERM_C)
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-pthread", "-o",
-                    str(root / "taffperm"), str(src)], check=True)
-    src.unlink()
-    init = root / "init"
-    init.write_text(KNOBS_INIT)
-    init.chmod(0o755)
-    out = tmp_path_factory.mktemp("knobs-cpio") / "initramfs.cpio.gz"
-    out.write_bytes(gzip.compress(newc_archive(root), 1))
-    return out
+    return scenario_initramfs(tmp_path_factory, "taffperm", TAFF_PERM_C, ["-pthread"],
+                              KNOBS_INIT)
 
 
 def _feature_set(line: str) -> set[str]:

@@ -82,11 +82,15 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     name = experiment.name
     if name == "demarchi-table1":
         t = table1(samples)
-        fig, ax = plt.subplots(figsize=(11, 1.4 + 0.4 * len(t)))
+        fig, ax = plt.subplots(figsize=(12, 2.4 + 0.45 * len(t)))
         ax.axis("off")
-        shown = t.map(lambda v: f"{v:.3g}" if isinstance(v, float) else str(v))
-        ax.table(cellText=shown.values, colLabels=list(t.columns), loc="center",
-                 cellLoc="center").auto_set_font_size(False)
+        shown = t.map(lambda v: f"{v:.4g}" if isinstance(v, float) else str(v))
+        labels = [c.replace(" ", "\n", 1) for c in t.columns]
+        cells = ax.table(cellText=shown.values, colLabels=labels, loc="center",
+                         cellLoc="center")
+        cells.auto_set_font_size(False)
+        cells.set_fontsize(8)
+        cells.scale(1, 2.2)
         csv = dest.with_suffix(".csv")
         t.to_csv(csv, index=False)
         return [finish(fig, ctx, dest, "Production time per sample over all samples of all "
@@ -150,20 +154,25 @@ def _per_task(frame: pd.DataFrame, what: str, ylabel: str, ctx: FigureContext, d
             means = [p[c].mean() for c in cols]
             sds = [p[c].std() if len(p) > 1 else 0.0 for c in cols]
             xs = [i + (k - 0.5) * width for i in range(len(cols))]
-            ax.bar(xs, means, width, yerr=[2 * s for s in sds], capsize=3,
+            # On a log axis a whisker below zero cannot be drawn: it stops at 1 % of the bar.
+            low = [min(2 * sd, 0.99 * m) if log else 2 * sd for m, sd in zip(means, sds)]
+            ax.bar(xs, means, width, yerr=[low, [2 * sd for sd in sds]], capsize=3,
                    color=COLOURS[policy], label=f"{policy} (n={len(p)})")
         ax.set_xticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
         ax.set_ylabel(ylabel, fontsize=8)
         ax.set_title(f"machine {system}, 4 cores", fontsize=8)
         if log:
-            ax.set_yscale("symlog", linthresh=1)
+            ax.set_yscale("log")
         ax.legend(fontsize=7)
-    return finish(fig, ctx, dest, WHISKERS + ".")
+    return finish(fig, ctx, dest, WHISKERS + (" (on the log axis a lower whisker below zero "
+                                              "is cut at the bar's 1 %)." if log else "."))
 
 
 def _migrations_map(samples: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
     """Task x sample -> CPU for the first repetition of each machine and policy."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 5.5), squeeze=False)
+    cpus = sorted({int(c) for t in mixer.TASKS for c in samples[f"cpu_{t}"].dropna()})
+    colours = plt.get_cmap("tab10")
     for i, system in enumerate(("A", "B")):
         for j, policy in enumerate(POLICIES):
             ax = axes[i][j]
@@ -173,11 +182,13 @@ def _migrations_map(samples: pd.DataFrame, ctx: FigureContext, dest: Path) -> Pa
                 continue
             first = sel[sel["run_id"] == sel["run_id"].iloc[0]]
             grid = np.array([first[f"cpu_{t}"].to_numpy() for t in mixer.TASKS])
-            image = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="tab10",
-                              vmin=0, vmax=9)
+            ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="tab10", vmin=0,
+                      vmax=9)
             ax.set_yticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
             ax.set_xlabel("sample", fontsize=8)
             ax.set_title(f"machine {system}, 4 cores, {policy}", fontsize=8)
-    fig.colorbar(image, ax=axes, label="CPU")
+    from matplotlib.patches import Patch
+    fig.legend(handles=[Patch(color=colours(c), label=f"CPU {c}") for c in cpus],
+               loc="upper left", fontsize=7, ncol=len(cpus))
     return finish(fig, ctx, dest, "Colour: the CPU on which each task had each sample's input "
                                   "in hand (first repetition).")

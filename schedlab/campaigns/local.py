@@ -38,6 +38,9 @@ from schedlab.runs import RunRequest, prepare, request_to_data
 from schedlab.store import remove_stale_staging, write_atomic
 
 LOG_TAIL_LINES = 12
+# A campaign whose first runs all fail (a broken build, a bad gem5) stops after this many
+# rather than failing every run the same way.
+FIRST_FAILURES_STOP = 3
 # Memory one run may take: gem5 maps the whole guest memory (at most 3 GiB on the X86
 # board) plus its own; QEMU guests get at most 512 MiB per node.
 RUN_MEMORY_GIB = {"gem5": 4.0, "qemu": 1.5}
@@ -99,12 +102,25 @@ def logs_dir() -> Path:
     return path
 
 
+def error_line(log_tail: str) -> str:
+    """The worker's ``error: ...`` line of a failed run's log (else its last line)."""
+    lines = log_tail.splitlines()
+    return next((ln for ln in lines if ln.startswith("error: ")), lines[-1] if lines else "?")
+
+
 def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
+    """The log's last lines, led by its first ``error:`` line when that is further up (a
+    gem5 error's message carries gem5's own log tail after it)."""
     try:
         with open(path, errors="replace") as f:
-            return "".join(deque(f, maxlen=n)).rstrip()
+            lines = f.read().splitlines()
     except OSError:
         return ""
+    first_error = next((ln for ln in lines if ln.startswith("error: ")), None)
+    tail = lines[-n:]
+    if first_error and first_error not in tail:
+        tail = [first_error, "...", *tail]
+    return "\n".join(tail)
 
 
 @dataclass
@@ -169,7 +185,8 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                 while todo and len(running) < jobs:
                     request, run_id = todo.popleft()
                     spec = queue_dir / f"{run_id}.request.json"
-                    write_atomic(spec, json.dumps(request_to_data(request)))
+                    write_atomic(spec, json.dumps({"request": request_to_data(request),
+                                                   "run_id": run_id}))
                     log = queue_dir / f"{run_id}.log"
                     proc = subprocess.Popen(
                         [sys.executable, "-m", "schedlab.campaigns.worker", str(spec)],
@@ -189,6 +206,11 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                     if state != "done":
                         bar.console.print(f"[red]{state}[/red] {r.run_id} {r.label}:\n"
                                           f"{outcome.log_tail}")
+                    if state == "failed" and report.count("failed") >= FIRST_FAILURES_STOP \
+                            and not report.count("done") and not report.count("problems"):
+                        say(f"{name}: the first {FIRST_FAILURES_STOP} runs all failed; "
+                            f"stopping (fix the cause above, then rerun to resume)")
+                        raise KeyboardInterrupt
                     bar.advance(task)
                     bar.update(task, status=status())
         except KeyboardInterrupt:

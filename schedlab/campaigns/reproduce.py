@@ -30,6 +30,7 @@ from schedlab.analysis.tables import table
 from schedlab.campaigns import demo
 from schedlab.campaigns.cost import campaign_host_hours, unmeasured
 from schedlab.campaigns.experiment import Experiment, get, registry
+from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
 from schedlab.store import write_atomic
 
@@ -101,7 +102,10 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
 
 
 def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
-              executor: str = "local", say: Say = print, source: str = "auto") -> Reproduced:
+              executor: str = "local", say: Say = print, source: str = "auto",
+              slurm: dict | None = None) -> Reproduced:
+    """Draw one figure (see the module's docstring); ``slurm``: options of
+    :func:`schedlab.campaigns.slurm.submit` (partition, time_limit_min, ...)."""
     experiment = get(name)
     if not experiment.implemented:
         raise UserError(f"{name} is not implemented yet: {experiment.missing}")
@@ -113,14 +117,15 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
                             f"--backend qemu for placement only")
-        report = _execute(requests, name, jobs, executor, say)
+        report = _execute(requests, f"{name}-{scale}", jobs, executor, say, slurm or {})
+        if report.interrupted and not report.failed:
+            raise KeyboardInterrupt       # the summary said "rerun to resume"
         if report.failed:
             first = report.failed[0]
             raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
-                            f"{first.run_id}: {first.log_tail.splitlines()[-1:] or '?'}; "
-                            f"rerun to retry them (finished runs are kept)")
-        if report.interrupted:
-            raise UserError(f"{name} was interrupted; rerun the command to resume")
+                            f"{first.run_id}: {error_line(first.log_tail)} (log: "
+                            f"{logs_dir() / (first.run_id + '.log')}); rerun to retry them "
+                            f"(finished runs are kept)")
         tables = collect(experiment, report.run_dirs())
         for part, frame in tables.items():
             save_committed(frame, where[part])
@@ -149,15 +154,17 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
 
 
-def _execute(requests, name, jobs, executor, say):
+def _execute(requests, name, jobs, executor, say, slurm_options):
     """Run the campaign; both executors' outcomes as one CampaignReport."""
-    from schedlab.campaigns.local import CampaignReport, RunOutcome, finished_state, run_campaign
+    from schedlab.campaigns.local import (CampaignReport, RunOutcome, finished_state,
+                                          run_campaign)
     if executor == "local":
         return run_campaign(requests, jobs=jobs, name=name, say=say)
     if executor != "slurm":
         raise UserError(f"unknown executor {executor!r}; choose local or slurm")
     from schedlab.campaigns import slurm
-    submitted = slurm.submit(requests, name=name, parallelism=jobs or 8, progress=say)
+    submitted = slurm.submit(requests, name=name, parallelism=jobs or 8, progress=say,
+                             **slurm_options)
     report = CampaignReport(interrupted=not submitted.finished)
     for r in submitted.runs:
         state = finished_state(r.dir) or ("failed" if r.state == "failed" else r.state)

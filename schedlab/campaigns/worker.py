@@ -1,6 +1,9 @@
 """One campaign run in a process of its own: ``python -m schedlab.campaigns.worker REQUEST``.
 
-REQUEST is a JSON file written by the executor (:func:`schedlab.runs.request_to_data`).
+REQUEST is a JSON file written by the executor: the request
+(:func:`schedlab.runs.request_to_data`) and the run id the executor planned for it. If the
+sources changed since (a kernel patch, gem5-side code), the request now resolves to another
+run: the worker refuses rather than publish a run the campaign does not expect.
 Exit status 0: the run's directory is published (or already was). A SIGTERM (Ctrl-C of the
 campaign) ends the run without publishing it.
 """
@@ -13,7 +16,7 @@ import sys
 from pathlib import Path
 
 from schedlab.errors import UserError
-from schedlab.runs import execute_request, request_from_data
+from schedlab.runs import execute, prepare, request_from_data
 
 
 def _stop(signum, frame):
@@ -22,9 +25,15 @@ def _stop(signum, frame):
 
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _stop)
-    request = request_from_data(json.loads(Path(argv[0]).read_text()))
+    data = json.loads(Path(argv[0]).read_text())
+    request = request_from_data(data["request"])
+    progress = lambda s: print(s, flush=True)  # noqa: E731
     try:
-        run_dir = execute_request(request, progress=lambda s: print(s, flush=True))
+        prepared = prepare(request, progress=progress)
+        if prepared.run_id != data["run_id"]:
+            raise UserError(f"the sources changed since the campaign was planned: this run is "
+                            f"now {prepared.run_id}, not {data['run_id']}; rerun the campaign")
+        run_dir = execute(prepared, progress=progress)
     except UserError as e:
         print(f"error: {e}", flush=True)
         return 1
