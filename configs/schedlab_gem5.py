@@ -16,6 +16,10 @@ at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads t
 specification with ``m5 readfile``; ``m5 workbegin``/``workend`` reset and dump the
 statistics around the region of interest; ``m5 exit`` ends the run with status 0.
 
+``main`` builds the board from the plan (``plan_board.build_board``) and instantiates it
+(restoring the checkpoint on a run); :class:`RunEvents` then simulates, with one handler per
+exit event (the table is in configs/README.md).
+
 Progress lines (``schedlab-progress {json}``: simulated seconds, instructions so far, host
 seconds, instructions per host second) and events (``schedlab-event {json}``) go to stdout
 for the host to parse. Exit status: 0 done, 2 the guest ended otherwise (kernel panic,
@@ -36,9 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import m5  # noqa: E402
 from m5.objects import Root  # noqa: E402
 
-from schedlab.backends.gem5.plan import plan_from_dict  # noqa: E402
+from gem5.simulate.exit_event import ExitEvent  # noqa: E402
+
 from schedlab.backends.gem5.attribution import TaskAttribution  # noqa: E402
-from components.board import PlanBoard  # noqa: E402
+from schedlab.backends.gem5.plan import BoardPlan, plan_from_dict  # noqa: E402
+from plan_board import build_board  # noqa: E402
 
 
 def emit(kind: str, **data) -> None:
@@ -129,10 +135,185 @@ def total_insts(board) -> int:
     return sum(int(core.get_simobject().totalInsts()) for core in board.get_processor().all_cores())
 
 
+class RunEvents:
+    """One handler per exit event of a boot or a run, as gem5's
+    ``Simulator(on_exit_event=...)`` has, over our own loop: the simulation runs in slices so
+    that progress is reported, every exit returns to :meth:`simulate`, which hands it to the
+    handler of its :class:`ExitEvent` (:meth:`handlers`). A handler returns None to go on
+    simulating, or the script's exit status. (gem5's ``Simulator`` would instantiate inside
+    its run loop, where the ``instantiated`` event cannot be timed, and raises on an exit
+    cause it does not know, where we report ``abnormal``.)"""
+
+    def __init__(self, args: argparse.Namespace, plan: BoardPlan, board, cpu: str,
+                 fast_forward: bool, outdir: Path):
+        self.args, self.plan, self.board = args, plan, board
+        self.cpu, self.fast_forward, self.outdir = cpu, fast_forward, outdir
+        self.attribution = TaskAttribution() if args.attribute_tasks else None
+        self.cpus = list(range(plan.num_cores))
+        self.regions = []  # per-task totals of each region of interest, in order
+        self.start_host = time.time()
+        self.start_tick = m5.curTick()
+        self.last_host, self.last_insts = self.start_host, total_insts(board)
+        # The slice adapts to the host rate so that a progress line appears about every
+        # --progress-seconds; 1 ms simulated to start with.
+        self.slice_ticks = int(1e9)
+        self.limit_tick = (self.start_tick + int(args.max_seconds * 1e12)
+                           if args.max_seconds > 0 else None)
+        # Of the exit being handled: host time when the slice began and when it ended, tick.
+        self.slice_started = self.now = self.start_host
+        self.tick = self.start_tick
+
+    def handlers(self) -> dict:
+        return {
+            ExitEvent.MAX_TICK: self.on_slice_end,
+            ExitEvent.CHECKPOINT: self.on_checkpoint,
+            ExitEvent.FAIL: self.on_context_switch,
+            ExitEvent.WORKBEGIN: self.on_workbegin,
+            ExitEvent.WORKEND: self.on_workend,
+            ExitEvent.EXIT: self.on_exit,
+        }
+
+    def simulate(self) -> int:
+        """Simulate until a handler returns the exit status."""
+        handlers = self.handlers()
+        while True:
+            run_for = self.slice_ticks
+            if self.limit_tick is not None:
+                run_for = max(1, min(run_for, self.limit_tick - m5.curTick()))
+            self.slice_started = time.time()
+            ev = m5.simulate(run_for)
+            self.now, self.tick = time.time(), m5.curTick()
+            try:
+                event = ExitEvent.translate_exit_status(ev.getCause())
+            except NotImplementedError:
+                event = None
+            status = handlers.get(event, self.on_unexpected)(ev)
+            if status is not None:
+                return status
+
+    def _insts_host(self, digits: int, since_exit: bool = True) -> dict:
+        """insts and host_s (host seconds since the run began) for an event line."""
+        now = self.now if since_exit else time.time()
+        return {"insts": total_insts(self.board), "host_s": round(now - self.start_host, digits)}
+
+    # ------------------------------------------------------------------------- handlers
+    def on_slice_end(self, ev) -> int | None:
+        """A slice ended: adapt the next one, report progress, stop at a limit or when the
+        guest console shows a kernel panic (an X86 Linux guest that panics just spins)."""
+        spent = max(1e-3, self.now - self.slice_started)
+        self.slice_ticks = max(int(1e6), min(int(self.slice_ticks * self.args.progress_seconds
+                                                 / spent), int(1e12)))
+        if self.now - self.last_host >= self.args.progress_seconds * 0.8:
+            panic = console_panicked(self.outdir)
+            if panic:
+                emit("event", event="abnormal", cause=f"guest: {panic}", tick=self.tick)
+                return 2
+            insts = total_insts(self.board)
+            emit("progress", sim_s=round(self.tick / 1e12, 6), tick=self.tick, insts=insts,
+                 host_s=round(self.now - self.start_host, 1),
+                 ips=round((insts - self.last_insts) / max(1e-3, self.now - self.last_host)))
+            self.last_host, self.last_insts = self.now, insts
+        if self.limit_tick is not None and self.tick >= self.limit_tick:
+            emit("event", event="limit", what="max-seconds", tick=self.tick)
+            return 3
+        if self.args.max_host_seconds and self.now - self.start_host > self.args.max_host_seconds:
+            emit("event", event="limit", what="max-host-seconds", tick=self.tick)
+            return 3
+        return None
+
+    def on_checkpoint(self, ev) -> int | None:
+        """The runner's ``m5 checkpoint``: a boot writes the checkpoint and ends; a run
+        (restored from one already) goes on."""
+        if self.args.mode != "boot":
+            emit("event", event="checkpoint-ignored", tick=self.tick)
+            return None
+        self.args.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        m5.checkpoint(str(self.args.checkpoint_dir))
+        emit("event", event="checkpoint", tick=self.tick, **self._insts_host(1, False),
+             dir=str(self.args.checkpoint_dir))
+        return 0
+
+    def on_context_switch(self, ev) -> int | None:
+        """``m5_fail(0, prev_pid << 8 | cpu)``, which the guest kernel executes at every
+        context switch (--attribute-tasks): charge that CPU's counters since its previous
+        switch to the task it switched away from. Without --attribute-tasks an m5 fail is
+        what its name says."""
+        if self.attribution is None:
+            return self.on_unexpected(ev)
+        pid, cpu = TaskAttribution.decode(ev.getCode())
+        if cpu in self.cpus:
+            self.attribution.switch(cpu, pid, core_counters(self.board, self.plan, cpu))
+        return None
+
+    def on_workbegin(self, ev) -> int | None:
+        """A region of interest begins: switch the detailed cores in (fast-forward), reset
+        the statistics, restart every CPU's task attribution from its current counters."""
+        switched = self.fast_forward and self.board.get_processor().switch_to_detailed()
+        if switched:
+            emit("event", event="switched", tick=m5.curTick(), cpu=self.cpu,
+                 **self._insts_host(3, False))
+        # After a switch the region starts now, even if the guest reset the statistics
+        # itself (on the Atomic cores) just before.
+        if switched or self.args.workitem_stats:
+            m5.stats.reset()
+        if self.attribution is not None:
+            # Whoever reset the statistics (we, or the guest just before), every CPU
+            # starts this region from its current counters.
+            self.attribution.clear()
+            self._rebase_attribution()
+        emit("event", event="workbegin", tick=self.tick, **self._insts_host(3))
+        return None
+
+    def on_workend(self, ev) -> int | None:
+        """A region of interest ends: dump the statistics, close the region's task
+        attribution, hand back to the Atomic cores (fast-forward)."""
+        if self.args.workitem_stats:
+            m5.stats.dump()
+        self._write_attribution(closing_region=True)
+        emit("event", event="workend", tick=self.tick, **self._insts_host(3))
+        if self.fast_forward and self.board.get_processor().switch_to_atomic():
+            # The detailed cores' statistics stay as they were at the region's end
+            # (switched-out cores do not tick); the guest's dumpstats records them.
+            emit("event", event="switched", tick=m5.curTick(), cpu="atomic",
+                 **self._insts_host(3, False))
+            if self.attribution is not None:  # counters now come from other cores
+                self._rebase_attribution()
+        return None
+
+    def on_exit(self, ev) -> int | None:
+        """The runner's ``m5 exit``: the end of a run (status 0); a boot must end at its
+        checkpoint instead (2)."""
+        if ev.getCause() != "m5_exit instruction encountered":
+            return self.on_unexpected(ev)   # not the guest's (gem5 has other kinds of exit)
+        self._write_attribution(closing_region=False)
+        emit("event", event="exit", tick=self.tick, **self._insts_host(1), code=ev.getCode())
+        return 0 if self.args.mode == "run" else 2
+
+    def on_unexpected(self, ev) -> int:
+        """Anything else (a kernel panic gem5 noticed, an m5 fail without attribution...)."""
+        emit("event", event="abnormal", cause=ev.getCause().strip(), tick=self.tick,
+             code=ev.getCode())
+        return 2
+
+    # -------------------------------------------------------------------------- helpers
+    def _rebase_attribution(self) -> None:
+        for c in self.cpus:
+            self.attribution.rebase(c, core_counters(self.board, self.plan, c))
+
+    def _write_attribution(self, closing_region: bool) -> None:
+        if self.attribution is None:
+            return
+        if closing_region:
+            self.regions.append(self.attribution.to_dict())
+            self.attribution.clear()
+        data = {"regions": self.regions,
+                "since_last_region": None if closing_region else self.attribution.to_dict()}
+        (self.outdir / "attribution.json").write_text(json.dumps(data, indent=1))
+
+
 def main() -> int:
     args = parse_args()
-    machine = json.loads(args.machine_json.read_text())
-    plan = plan_from_dict(machine)
+    plan = plan_from_dict(json.loads(args.machine_json.read_text()))
     cpu = args.cpu or ("atomic" if args.mode == "boot" else plan.default_cpu)
     if args.mode == "boot" and cpu not in ("atomic", "kvm"):
         print(f"schedlab: boot needs --cpu atomic or kvm, not {cpu}", file=sys.stderr)
@@ -143,7 +324,7 @@ def main() -> int:
         print(f"schedlab: note: {note}", flush=True)
 
     fast_forward = args.mode == "run" and args.fast_forward and cpu not in ("atomic", "kvm")
-    board = PlanBoard(plan, cpu, args.hierarchy, fast_forward=fast_forward)
+    board = build_board(plan, cpu, args.hierarchy, fast_forward=fast_forward)
     restore = args.checkpoint_dir if args.mode == "run" else None
     if restore is not None and not (restore / "m5.cpt").is_file():
         print(f"schedlab: no checkpoint in {restore}", file=sys.stderr)
@@ -160,113 +341,7 @@ def main() -> int:
     board._post_instantiate()
     emit("event", event="instantiated", tick=m5.curTick(), host_s=round(time.time() - t0, 3),
          mode=args.mode, cpu=cpu, restored=bool(restore))
-
-    attribution = TaskAttribution() if args.attribute_tasks else None
-    cpus = list(range(plan.num_cores))
-
-    regions = []  # per-task totals of each region of interest, in order
-
-    def write_attribution(closing_region: bool):
-        if attribution is None:
-            return
-        if closing_region:
-            regions.append(attribution.to_dict())
-            attribution.clear()
-        data = {"regions": regions,
-                "since_last_region": None if closing_region else attribution.to_dict()}
-        (outdir / "attribution.json").write_text(json.dumps(data, indent=1))
-
-    start_host = time.time()
-    start_tick = m5.curTick()
-    start_insts = total_insts(board)
-    last_host, last_insts = start_host, start_insts
-    # Simulate in slices so progress can be reported; the slice adapts to the host rate so
-    # a line appears about every --progress-seconds.
-    slice_ticks = int(1e9)  # 1 ms simulated to start with
-    limit_tick = (start_tick + int(args.max_seconds * 1e12)) if args.max_seconds > 0 else None
-    while True:
-        run_for = slice_ticks if limit_tick is None else max(1, min(slice_ticks,
-                                                                    limit_tick - m5.curTick()))
-        t_slice = time.time()
-        ev = m5.simulate(run_for)
-        cause = ev.getCause()
-        now = time.time()
-        tick = m5.curTick()
-        if cause == "simulate() limit reached":
-            spent = max(1e-3, now - t_slice)
-            slice_ticks = max(int(1e6), min(int(slice_ticks * args.progress_seconds / spent),
-                                            int(1e12)))
-            if now - last_host >= args.progress_seconds * 0.8:
-                panic = console_panicked(outdir)
-                if panic:
-                    emit("event", event="abnormal", cause=f"guest: {panic}", tick=tick)
-                    return 2
-                insts = total_insts(board)
-                emit("progress", sim_s=round(tick / 1e12, 6), tick=tick, insts=insts,
-                     host_s=round(now - start_host, 1),
-                     ips=round((insts - last_insts) / max(1e-3, now - last_host)))
-                last_host, last_insts = now, insts
-            if limit_tick is not None and tick >= limit_tick:
-                emit("event", event="limit", what="max-seconds", tick=tick)
-                return 3
-            if args.max_host_seconds and now - start_host > args.max_host_seconds:
-                emit("event", event="limit", what="max-host-seconds", tick=tick)
-                return 3
-            continue
-        if cause == "checkpoint":
-            if args.mode != "boot":
-                emit("event", event="checkpoint-ignored", tick=tick)
-                continue
-            args.checkpoint_dir.mkdir(parents=True, exist_ok=True)
-            m5.checkpoint(str(args.checkpoint_dir))
-            emit("event", event="checkpoint", tick=tick, insts=total_insts(board),
-                 host_s=round(time.time() - start_host, 1), dir=str(args.checkpoint_dir))
-            return 0
-        if cause == "m5_fail instruction encountered" and attribution is not None:
-            pid, cpu_i = TaskAttribution.decode(ev.getCode())
-            if cpu_i in cpus:
-                attribution.switch(cpu_i, pid, core_counters(board, plan, cpu_i))
-            continue
-        if cause in ("workbegin", "m5_workbegin instruction encountered"):
-            switched = fast_forward and board.get_processor().switch_to_detailed()
-            if switched:
-                emit("event", event="switched", tick=m5.curTick(), cpu=cpu,
-                     insts=total_insts(board), host_s=round(time.time() - start_host, 3))
-            # After a switch the region starts now, even if the guest reset the statistics
-            # itself (on the Atomic cores) just before.
-            if switched or args.workitem_stats:
-                m5.stats.reset()
-            if attribution is not None:
-                # Whoever reset the statistics (we, or the guest just before), every CPU
-                # starts this region from its current counters.
-                attribution.clear()
-                for c in cpus:
-                    attribution.rebase(c, core_counters(board, plan, c))
-            emit("event", event="workbegin", tick=tick, insts=total_insts(board),
-                 host_s=round(now - start_host, 3))
-            continue
-        if cause in ("workend", "m5_workend instruction encountered"):
-            if args.workitem_stats:
-                m5.stats.dump()
-            write_attribution(closing_region=True)
-            emit("event", event="workend", tick=tick, insts=total_insts(board),
-                 host_s=round(now - start_host, 3))
-            if fast_forward and board.get_processor().switch_to_atomic():
-                # The detailed cores' statistics stay as they were at the region's end
-                # (switched-out cores do not tick); the guest's dumpstats records them.
-                emit("event", event="switched", tick=m5.curTick(), cpu="atomic",
-                     insts=total_insts(board), host_s=round(time.time() - start_host, 3))
-                if attribution is not None:  # counters now come from other cores
-                    for c in cpus:
-                        attribution.rebase(c, core_counters(board, plan, c))
-            continue
-        if cause == "m5_exit instruction encountered":
-            write_attribution(closing_region=False)
-            emit("event", event="exit", tick=tick, insts=total_insts(board),
-                 host_s=round(now - start_host, 1), code=ev.getCode())
-            return 0 if args.mode == "run" else 2
-        emit("event", event="abnormal", cause=cause.strip(), tick=tick, code=ev.getCode())
-        return 2
+    return RunEvents(args, plan, board, cpu, fast_forward, outdir).simulate()
 
 
 if __name__ == "__m5_main__" or __name__ == "__main__":

@@ -3,7 +3,7 @@
 In gem5, SimObject parameters, children and port connections are pure Python; only
 ``m5.instantiate`` needs the C++ side. Given a gem5 v24.0 source tree (GEM5_SRC), this test
 builds every catalogue machine with each core model exactly as configs/schedlab_gem5.py
-does (PlanBoard, then ``_pre_instantiate`` which connects the components), resolves every
+does (``plan_board.build_board``, then ``_pre_instantiate`` which connects the components), resolves every
 proxy parameter, and checks that no port is left unconnected and that the wiring carries
 the plan: who shares which cache, latencies, CPUID values, O3 sizes, NUMA paths. It does
 not simulate anything. Each check runs in its own interpreter (this file run as a script),
@@ -125,12 +125,12 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
     import m5.SimObject as so
     from m5.params import NULL, VectorPortRef
 
-    from components.board import PlanBoard
+    from plan_board import build_board
     from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.machine import load_machine
 
     plan = plan_from_dict(load_machine(machine, overrides).to_dict())
-    board = PlanBoard(plan, cpu)
+    board = build_board(plan, cpu)
     board.set_guest(Path("/vmlinux"), "console=ttyS0", Path("/spec"), None)
     board._pre_instantiate()
     root = objects.Root(full_system=True, board=board)
@@ -182,8 +182,15 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
                 "to": _peer(link._port_refs["mem_side"]).split(".")[2]}
     snoop = [int(x.snoop_filter.max_capacity.value) for x in h.descendants()
              if isinstance(x, objects.CoherentXBar) and x.snoop_filter is not NULL]
+    xbars = {x.get_name(): [type(x).__name__, int(x.width), int(x.frontend_latency),
+                            int(x.forward_latency), int(x.response_latency),
+                            int(x.header_latency),
+                            int(x.snoop_response_latency)
+                            if isinstance(x, objects.CoherentXBar) else None]
+             for x in h.descendants() if isinstance(x, objects.BaseXBar)}
     return {"objects": len(objs), "unconnected": unconnected, "caches": caches, "cores": cores,
             "snoop_capacity": min(snoop) if snoop else None,
+            "snoop_capacities": sorted(set(snoop)), "xbars": xbars,
             "line": int(board.cache_line_size), "links": links,
             "banks": [[int(b.range.start), int(b.range.end)] for b in board.memory.banks],
             "membus": type(h.membus).__name__}
@@ -318,6 +325,24 @@ if __name__ != "__main__":
         # Every snoop filter can track every block the caches hold (a full one panics
         # gem5: Westmere's 2 x 12 MiB L3s did with the 8 MiB default).
         assert d["snoop_capacity"] >= sum(c.size for c in plan.caches)
+        assert d["snoop_capacities"] == [plan.interconnect.snoop_filter_capacity]
+        # Every crossbar is timed by the plan, none by numbers in configs/.
+        net = plan.interconnect
+
+        def timing(x):
+            return [x.width, x.frontend_latency, x.forward_latency, x.response_latency,
+                    x.header_latency, x.snoop_response_latency]
+
+        want = {"membus": ["NoncoherentXBar" if plan.memory.numa else "SystemXBar",
+                           *timing(net.system_bus)]}
+        want.update({f"bus_{c.name}": ["L2XBar", *timing(net.cache_bus)]
+                     for c in plan.caches if c.level > 1})
+        want.update({r.name: ["L2XBar", *timing(net.cache_bus)]
+                     for r in plan.memory.requesters})
+        if plan.memory.numa:
+            want.update({f"bank_bus_{i}": ["SystemXBar", *timing(net.bank_bus)]
+                         for i, _ in enumerate(plan.memory.banks)})
+        assert d["xbars"] == want
 
     def test_hector_numa_paths_carry_the_delay_knob():
         d = dry("hector", "timing", ["memory.delay.cycles=16"])

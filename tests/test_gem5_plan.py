@@ -10,7 +10,8 @@ import json
 import pytest
 
 from schedlab.backends.gem5.plan import (
-    CPUID1_EBX_LOW, X86_BOARD_MAX_MEMORY, PlanError, boot_args, plan_from_dict,
+    CACHE_BUS, CPUID1_EBX_LOW, SYSTEM_BUS, X86_BOARD_MAX_MEMORY, PlanError, boot_args,
+    plan_from_dict,
 )
 from schedlab.machine import load_machine, machine_names
 
@@ -264,3 +265,37 @@ def test_the_split_step_is_the_kernel_parameters_one():
     from schedlab.backends.gem5.plan import NUMA_FAKE_STEP
     from schedlab.guest.numa import FAKE_NODE_MIN_MIB
     assert NUMA_FAKE_STEP == FAKE_NODE_MIN_MIB << 20
+
+
+@pytest.mark.parametrize("name", machine_names())
+def test_interconnect_every_number_the_hierarchy_uses(name):
+    # configs/components type no number: crossbars, page-walk and I/O caches, NUMA links
+    # and snoop filters are in the plan, and so in plan.json.
+    p = plan(name)
+    net = p.interconnect
+    assert net.cache_bus == CACHE_BUS and net.page_walk_cache_size == 8 << 10
+    if p.memory.numa:
+        # Memory traffic takes the per-requester paths; the system bus carries only I/O,
+        # interrupts and functional accesses, and each bank has its coherent crossbar.
+        assert not net.system_bus.coherent and net.bank_bus == SYSTEM_BUS
+        assert net.io_cache is None and net.dma_bridge_latency_ns == 50.0
+        assert net.numa_link.mshrs >= 2 * max(c.mshrs for c in p.caches)
+    else:
+        assert net.system_bus == SYSTEM_BUS and net.system_bus.width == 64
+        assert net.io_cache.size == 1024 and net.bank_bus is None and net.numa_link is None
+    # A snoop filter tracks every block any cache can hold (a full one panics gem5), in a
+    # power of two of at least gem5's default.
+    held = (sum(c.size for c in p.caches) + 2 * p.num_cores * net.page_walk_cache_size
+            + len(p.memory.requesters) * len(p.memory.banks) * p.line)
+    cap = net.snoop_filter_capacity
+    assert cap >= max(held, 8 << 20) and cap & (cap - 1) == 0 and cap < 2 * max(held, 8 << 20)
+    assert p.to_dict()["interconnect"]["cache_bus"]["width"] == 32
+
+
+def test_boot_identity_leaves_the_interconnect_out():
+    # Boot checkpoints are keyed by the boot identity: cores, clock and memory map only.
+    # The snoop filters grow with an 8 MiB L2 (16 -> 32 MiB) and the checkpoint is the same.
+    base, big = plan("clovertown-e5320"), plan("clovertown-e5320", ["l2.size=8MiB"])
+    assert big.interconnect.snoop_filter_capacity > base.interconnect.snoop_filter_capacity
+    assert sorted(base.boot_identity()) == ["clock_hz", "cores", "memory"]
+    assert big.boot_identity() == base.boot_identity()

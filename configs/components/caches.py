@@ -1,40 +1,68 @@
-"""One classic cache instance, sized and timed from a ``CachePlan``.
+"""The classic caches of our hierarchy: the catalogue's caches, the I/O cache, NUMA links.
 
-Models any level of the catalogue's machines (e.g. the Xeon E5320's 4 MB 16-way L2 shared
-by the two cores of a chip). Latencies are in cycles of the board clock, which is the core
-clock: the catalogue's hit latency is both the tag and the data latency (gem5 then charges
-max(tag, data) = that latency on a hit with parallel tag/data access), and the response
-path takes ``response_latency`` cycles. No prefetcher: the catalogue notes that the real
-parts' prefetchers are not modelled.
+Latencies are in cycles of the board clock, which is the core clock; sizes in bytes. No
+cache here prefetches: the catalogue notes that the real parts' prefetchers are not
+modelled.
 """
 
 from m5.objects import AddrRange, Cache
 
-# A NUMA link cache must never be what limits the requests in flight: more MSHRs and write
-# buffers than any requester above it has (an LLC: 20 MSHRs + 8 write buffers; a core's two
-# L1s: 2 x 16 MSHRs).
-LINK_MSHRS = 64
-LINK_TARGETS = 16
-
 
 class PlanCache(Cache):
-    """A classic (non-Ruby, checkpointable) cache built from one plan entry."""
+    """One instance of a catalogue cache, at any level: e.g. one of the Xeon E5320's
+    4 MiB 16-way L2s, shared by the two cores of a chip, or a core's 32 KiB L1 D.
 
-    def __init__(self, plan_cache):
+    Mostly inclusive, and it never writes clean lines back: instruction caches hold no dirty
+    data, and not writing clean lines keeps the outer levels' traffic what the hardware sees
+    (gem5's stdlib L1 caches do the same). Whether its lookups count as I- or D-side is in
+    the object name the hierarchy gives it (l1i_0, l1d_0), which the stats parser keeps.
+    """
+
+    def __init__(self, size: int, assoc: int, tag_latency: int, data_latency: int,
+                 response_latency: int, mshrs: int, tgts_per_mshr: int):
+        """
+        :param size: capacity in bytes.
+        :param assoc: ways per set.
+        :param tag_latency: cycles of the tag lookup; with data_latency equal to it (the
+            catalogue's hit latency), gem5 charges max(tag, data) = that latency on a hit
+            (parallel tag and data access).
+        :param data_latency: cycles of the data array access.
+        :param response_latency: cycles of the response path towards the core.
+        :param mshrs: miss status holding registers (outstanding misses).
+        :param tgts_per_mshr: requests that can wait on one outstanding miss.
+        """
         super().__init__()
-        self.size = f"{plan_cache.size}B"
-        self.assoc = plan_cache.assoc
-        self.tag_latency = plan_cache.tag_latency
-        self.data_latency = plan_cache.data_latency
-        self.response_latency = plan_cache.response_latency
-        self.mshrs = plan_cache.mshrs
-        self.tgts_per_mshr = plan_cache.tgts_per_mshr
-        # Instruction caches never hold dirty data; not writing clean lines back keeps the
-        # outer levels' traffic what the hardware sees (gem5 stdlib does the same).
+        self.size = f"{size}B"
+        self.assoc = assoc
+        self.tag_latency = tag_latency
+        self.data_latency = data_latency
+        self.response_latency = response_latency
+        self.mshrs = mshrs
+        self.tgts_per_mshr = tgts_per_mshr
         self.writeback_clean = False
         self.clusivity = "mostly_incl"
-        # Whether the L1 lookups are counted as I- or D-side is in the object name
-        # (l1i_0, l1d_0), which the stats parser keeps.
+
+
+class IOCache(Cache):
+    """The small cache through which device DMA reaches the memory bus of a uniform
+    machine coherently with the CPUs' caches (the chipset's snooping DMA path), as in
+    gem5's stdlib classic hierarchies."""
+
+    def __init__(self, size: int, assoc: int, tag_latency: int, data_latency: int,
+                 response_latency: int, mshrs: int, tgts_per_mshr: int,
+                 addr_ranges: list):
+        """
+        :param size: capacity in bytes.
+        :param assoc: ways per set.
+        :param tag_latency: cycles; likewise ``data_latency`` and ``response_latency``.
+        :param mshrs: outstanding misses.
+        :param tgts_per_mshr: requests that can wait on one outstanding miss.
+        :param addr_ranges: the memory ranges DMA may reach (the board's memory).
+        """
+        super().__init__(assoc=assoc, tag_latency=tag_latency, data_latency=data_latency,
+                         response_latency=response_latency, mshrs=mshrs,
+                         size=f"{size}B", tgts_per_mshr=tgts_per_mshr,
+                         addr_ranges=addr_ranges)
 
 
 class NumaLinkCache(Cache):
@@ -51,18 +79,30 @@ class NumaLinkCache(Cache):
     and so only ever holds the last dirty line written back through it.
     """
 
-    def __init__(self, extra_cycles: int, line_bytes: int, bank_start: int, bank_size: int):
+    def __init__(self, extra_cycles: int, line_size: int, bank_start: int, bank_size: int,
+                 mshrs: int, tgts_per_mshr: int, write_buffers: int, response_latency: int):
+        """
+        :param extra_cycles: cycles this bank costs from this requester over the local
+            bank (the catalogue's node or remote latency minus its local latency; 0 for
+            the local bank). Charged as both tag and data latency.
+        :param line_size: the system's cache-line size in bytes: the link holds one line.
+        :param bank_start: first byte address of the bank the link leads to.
+        :param bank_size: size of that bank in bytes; the link answers for it only.
+        :param mshrs: outstanding misses; more than the requester above can have, so that
+            the link never limits the traffic. Likewise ``write_buffers``.
+        :param tgts_per_mshr: requests that can wait on one outstanding miss.
+        :param response_latency: cycles added on the way back (the extra cycles are
+            charged on the way to the bank).
+        """
         super().__init__()
-        self.size = f"{line_bytes}B"
+        self.size = f"{line_size}B"
         self.assoc = 1
         self.tag_latency = extra_cycles
         self.data_latency = extra_cycles
-        self.response_latency = 0
-        # Never the bottleneck: more than everything the requester above can have in flight.
-        self.mshrs = LINK_MSHRS
-        self.tgts_per_mshr = LINK_TARGETS
-        self.write_buffers = LINK_MSHRS
+        self.response_latency = response_latency
+        self.mshrs = mshrs
+        self.tgts_per_mshr = tgts_per_mshr
+        self.write_buffers = write_buffers
         self.writeback_clean = False
         self.clusivity = "mostly_excl"
         self.addr_ranges = [AddrRange(bank_start, size=bank_size)]
-

@@ -17,18 +17,31 @@ from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
 from gem5.utils.override import overrides
 
+from schedlab.backends.gem5.plan import BankPlan
+
 
 class PlanMemory(AbstractMemorySystem):
-    """Banks of fixed-latency memory at the plan's address ranges."""
+    """Banks of fixed-latency memory (the machine's memory controllers: the chipset's on the
+    front-side-bus machines, each socket's integrated controller on Westmere, each processor
+    module's memory on Hector) that together cover [0, size)."""
 
-    def __init__(self, plan):
+    def __init__(self, banks: Sequence[BankPlan], latency_ns: float):
+        """
+        :param banks: the banks in address order, each a contiguous range of bytes
+            (``start``, ``size``); together they cover [0, total size) without gaps.
+        :param latency_ns: the access latency of every bank in nanoseconds (the
+            catalogue's local memory latency; gem5 keeps it to the picosecond).
+        """
         super().__init__()
-        self._plan = plan
-        self._size = plan.memory.size
-        latency = f"{plan.memory.device_latency_ns:.3f}ns"
+        self._size = sum(b.size for b in banks)
+        starts = [b.start for b in banks]
+        if starts != [sum(b.size for b in banks[:i]) for i in range(len(banks))]:
+            raise ValueError(f"PlanMemory: banks must cover memory from 0 in order without "
+                             f"gaps, got {[(b.start, b.size) for b in banks]}")
+        latency = f"{latency_ns:.3f}ns"
         self.banks = [SimpleMemory(latency=latency, latency_var="0ns",
                                    range=AddrRange(b.start, size=b.size))
-                      for b in plan.memory.banks]
+                      for b in banks]
 
     @overrides(AbstractMemorySystem)
     def incorporate_memory(self, board: AbstractBoard) -> None:
@@ -36,11 +49,8 @@ class PlanMemory(AbstractMemorySystem):
 
     @overrides(AbstractMemorySystem)
     def get_mem_ports(self) -> Sequence[Tuple[AddrRange, Port]]:
+        """(range, port) of every bank, in the order of ``banks``."""
         return [(bank.range, bank.port) for bank in self.banks]
-
-    def bank_ports(self) -> List[Port]:
-        """Ports indexed like plan.memory.banks (for per-bank NUMA wiring)."""
-        return [bank.port for bank in self.banks]
 
     @overrides(AbstractMemorySystem)
     def get_memory_controllers(self):

@@ -7,7 +7,7 @@ set on each core's ISA object, for boot and restore cores alike (the guest re-re
 only at boot, but a restored core must not disagree with the kernel's view).
 
 - "o3":     X86O3CPU with the catalogue's pipeline width and ROB, and queue sizes the plan
-            derives from them (schedlab.gem5_plan.O3Plan documents how);
+            derives from them (schedlab.backends.gem5.plan.O3Plan documents how);
 - "timing": X86TimingSimpleCPU, our in-order core (gem5 v24's MinorCPU panics on X86 full
             system with an invalid micro-op, so it is not offered);
 - "atomic": X86AtomicSimpleCPU, for booting to the checkpoint;
@@ -20,33 +20,42 @@ FastForwardProcessor: restored Atomic cores run the guest up to the region of in
 then the detailed cores are switched in.
 """
 
+from typing import List, Optional, Sequence
+
 from gem5.components.boards.mem_mode import MemMode
 from gem5.components.processors.base_cpu_core import BaseCPUCore
 from gem5.components.processors.base_cpu_processor import BaseCPUProcessor
 from gem5.components.processors.switchable_processor import SwitchableProcessor
 from gem5.isas import ISA
 
+from schedlab.backends.gem5.plan import CorePlan, O3Plan
+
+CPU_CLASSES = {"atomic": "X86AtomicSimpleCPU", "timing": "X86TimingSimpleCPU",
+               "o3": "X86O3CPU", "kvm": "X86KvmCPU"}
+
 
 def _cpu_class(cpu: str):
     import m5.objects as o
-    classes = {"atomic": "X86AtomicSimpleCPU", "timing": "X86TimingSimpleCPU",
-               "o3": "X86O3CPU", "kvm": "X86KvmCPU"}
-    if cpu not in classes:
-        raise ValueError(f"unknown cpu {cpu!r}; choose one of {', '.join(classes)}")
+    if cpu not in CPU_CLASSES:
+        raise ValueError(f"unknown cpu {cpu!r}; choose one of {', '.join(CPU_CLASSES)}")
     try:
-        return getattr(o, classes[cpu])
+        return getattr(o, CPU_CLASSES[cpu])
     except AttributeError:
-        raise ValueError(f"this gem5 binary has no {classes[cpu]}") from None
+        raise ValueError(f"this gem5 binary has no {CPU_CLASSES[cpu]}") from None
 
 
-def _plan_cores(plan, cpu: str) -> list:
-    """One core of model ``cpu`` per core of the plan, with the plan's CPUID values."""
+def make_cores(cores: Sequence[CorePlan], cpu: str,
+               o3: Optional[O3Plan] = None) -> List[BaseCPUCore]:
+    """One core of model ``cpu`` per entry of ``cores``, with its CPUID values; O3 cores
+    take their widths and structure sizes from ``o3``."""
+    if cpu == "o3" and o3 is None:
+        raise ValueError("O3 cores need their O3Plan (widths, ROB and queue sizes)")
     cls = _cpu_class(cpu)
-    cores = []
-    for c in plan.cores:
+    out = []
+    for c in cores:
         sim = cls(cpu_id=c.index)
         if cpu == "o3":
-            for key, value in plan.o3.params().items():
+            for key, value in o3.params().items():
                 setattr(sim, key, value)
         if cpu == "kvm":
             sim.usePerf = False
@@ -54,15 +63,20 @@ def _plan_cores(plan, cpu: str) -> list:
         for isa in sim.isa:
             isa.FamilyModelStepping = list(c.cpuid_family_model_stepping)
             isa.LongModeAddressSize = list(c.cpuid_long_mode_address_size)
-        cores.append(core)
-    return cores
+        out.append(core)
+    return out
 
 
 class PlanProcessor(BaseCPUProcessor):
-    """All cores of the plan, of one CPU model."""
+    """All cores of the machine, of one CPU model, each with its CPUID values."""
 
-    def __init__(self, plan, cpu: str):
-        super().__init__(cores=_plan_cores(plan, cpu))
+    def __init__(self, cores: Sequence[CorePlan], cpu: str, o3: Optional[O3Plan] = None):
+        """
+        :param cores: the machine's cores in index order, with their CPUID values.
+        :param cpu: the core model: "atomic", "timing", "o3" or "kvm".
+        :param o3: pipeline widths, ROB, queue and register-file sizes (needed for "o3").
+        """
+        super().__init__(cores=make_cores(cores, cpu, o3))
         self._cpu_type = cpu  # SimObjects accept only parameters and children as public attributes
 
     def all_cores(self) -> list:
@@ -79,9 +93,15 @@ class FastForwardProcessor(SwitchableProcessor):
     would simulate the runner's set-up (reading the specification, reporting the topology,
     applying the policy: tens of millions of instructions) at detailed speed."""
 
-    def __init__(self, plan, cpu: str):
-        super().__init__(switchable_cores={"cores": _plan_cores(plan, "atomic"),
-                                           "detailed": _plan_cores(plan, cpu)},
+    def __init__(self, cores: Sequence[CorePlan], cpu: str, o3: Optional[O3Plan] = None):
+        """
+        :param cores: the machine's cores in index order, with their CPUID values (Atomic
+            and detailed cores alike carry them).
+        :param cpu: the detailed model switched in for regions: "timing" or "o3".
+        :param o3: pipeline widths, ROB, queue and register-file sizes (needed for "o3").
+        """
+        super().__init__(switchable_cores={"cores": make_cores(cores, "atomic"),
+                                           "detailed": make_cores(cores, cpu, o3)},
                          starting_cores="cores")
         self._detailed_in = False
 

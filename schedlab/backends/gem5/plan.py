@@ -52,10 +52,6 @@ L1_MSHRS, L1_TARGETS = 16, 20
 OUTER_MSHRS, OUTER_TARGETS = 20, 12
 RESPONSE_LATENCY_CYCLES = 1
 
-# Crossbars in front of shared caches: gem5's L2XBar timing (cycles of the core clock).
-BUS_WIDTH_BYTES = 32
-BUS_FRONTEND_CYCLES, BUS_FORWARD_CYCLES, BUS_RESPONSE_CYCLES, BUS_SNOOP_RESPONSE_CYCLES = 1, 0, 1, 1
-
 # O3 structure sizes the catalogue lacks, derived from pipeline.width and rob_entries with
 # Core 2 / Nehalem proportions (Core 2: ROB 96, 32 reservation stations, 32 load / 20 store
 # buffers; Nehalem: ROB 128, 36 RS, 48 / 32): IQ = LQ = ROB / 3, SQ = ROB / 4. Physical
@@ -199,6 +195,101 @@ class O3Plan:
 
 
 @dataclass(frozen=True)
+class XBarPlan:
+    """One gem5 crossbar's width and timing. Latencies are cycles of the board clock (the
+    core clock); a request pays frontend + forward, a response the response latency, and
+    each packet holds a layer for header_latency + size / width cycles."""
+
+    width: int                           # bytes per cycle and port
+    frontend_latency: int
+    forward_latency: int
+    response_latency: int
+    header_latency: int
+    snoop_response_latency: int | None   # None: a non-coherent crossbar
+
+    @property
+    def coherent(self) -> bool:
+        return self.snoop_response_latency is not None
+
+
+@dataclass(frozen=True)
+class IOCachePlan:
+    """The small cache through which device DMA reaches a uniform machine's memory bus
+    coherently (as in gem5's stdlib classic hierarchies). Latencies in cycles."""
+
+    size: int                      # bytes
+    assoc: int
+    tag_latency: int
+    data_latency: int
+    response_latency: int
+    mshrs: int
+    tgts_per_mshr: int
+
+
+@dataclass(frozen=True)
+class NumaLinkPlan:
+    """What every NUMA link (a one-line cache between a requester's router and one bank's
+    crossbar, configs/README.md) has besides its extra latency: enough MSHRs and write
+    buffers never to limit what the requester above it has in flight, and no response
+    latency of its own (the extra cycles are charged on the way to the bank)."""
+
+    mshrs: int
+    tgts_per_mshr: int
+    write_buffers: int
+    response_latency: int
+
+
+@dataclass(frozen=True)
+class InterconnectPlan:
+    """The parts of the cache hierarchy that the catalogue does not describe: crossbars,
+    page-walk caches, the I/O path, NUMA links and snoop filters. The values, and where
+    they come from, are the constants that follow (CACHE_BUS, SYSTEM_BUS, ...)."""
+
+    cache_bus: XBarPlan            # in front of every outer cache instance; NUMA routers
+    system_bus: XBarPlan           # uniform: the coherent memory bus; NUMA: the
+                                   # non-coherent bus of I/O, interrupts and functional accesses
+    bank_bus: XBarPlan | None      # NUMA: the coherent crossbar in front of each bank
+    page_walk_cache_size: int      # bytes; one I and one D page-walk cache per core
+    io_cache: IOCachePlan | None   # uniform: keeps device DMA coherent
+    dma_bridge_latency_ns: float | None   # NUMA: device DMA reaches memory uncached
+    numa_link: NumaLinkPlan | None
+    snoop_filter_capacity: int     # bytes: every block the caches can hold
+
+
+# The interconnect's values (InterconnectPlan). The catalogue describes none of these parts;
+# the values are gem5 v24 stdlib's for its classic hierarchies, written down here so that
+# configs/components type no number of their own.
+# In front of every outer cache instance and as each NUMA requester's router: gem5's
+# L2XBar timing, 32 B wide.
+CACHE_BUS = XBarPlan(width=32, frontend_latency=1, forward_latency=0, response_latency=1,
+                     header_latency=1, snoop_response_latency=1)
+# A uniform machine's memory bus, and the crossbar in front of each NUMA bank: gem5's
+# SystemXBar timing, 64 B wide as the stdlib's classic hierarchies make it.
+SYSTEM_BUS = XBarPlan(width=64, frontend_latency=3, forward_latency=4, response_latency=2,
+                      header_latency=1, snoop_response_latency=4)
+# A NUMA machine's system bus carries only I/O, interrupts and functional accesses (memory
+# traffic takes the per-requester paths): non-coherent, gem5's IOXBar timing.
+IO_BUS = XBarPlan(width=16, frontend_latency=2, forward_latency=1, response_latency=2,
+                  header_latency=1, snoop_response_latency=None)
+# Page-walk caches, one for instruction and one for data walks per core, behind the L1s:
+# without them every x86 page walk would go to the next shared level uncached.
+PAGE_WALK_CACHE_BYTES = 8 << 10
+# The I/O cache of gem5's stdlib classic hierarchies.
+IO_CACHE = IOCachePlan(size=1 << 10, assoc=8, tag_latency=50, data_latency=50,
+                       response_latency=50, mshrs=20, tgts_per_mshr=12)
+# On NUMA machines device DMA (none expected: pci=off, no disk) crosses a bridge instead.
+DMA_BRIDGE_LATENCY_NS = 50.0
+# A NUMA link must never be what limits the requests in flight: more MSHRs and write
+# buffers than any requester above it has (an LLC: 20 MSHRs + 8 write buffers; a core's two
+# L1s: 2 x 16 MSHRs).
+NUMA_LINK = NumaLinkPlan(mshrs=64, tgts_per_mshr=16, write_buffers=64, response_latency=0)
+# gem5's snoop filters track 8 MiB by default, less than Westmere's two 12 MiB L3s or the
+# E5440's two 6 MiB L2s, and a full snoop filter panics the simulation: every filter gets
+# at least this, and more (a power of two) where the caches hold more.
+SNOOP_FILTER_MIN_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
 class BoardPlan:
     """The whole gem5 model of one resolved machine."""
 
@@ -213,6 +304,7 @@ class BoardPlan:
     llc: str                       # the catalogue name of the last-level cache
     llc_groups: tuple[tuple[int, ...], ...]
     apic_ids_match_firmware: bool  # CPUID APIC ids = gem5's local APIC ids (= core index)
+    interconnect: InterconnectPlan
     notes: tuple[str, ...] = field(default=())
 
     # ---- queries used by configs and tests
@@ -241,10 +333,7 @@ class BoardPlan:
 
     def l1_of(self, core: int, kind: str) -> CachePlan:
         """The level-1 instance serving ``core`` for kind instruction or data."""
-        for c in self.caches:
-            if c.level == 1 and core in c.cores and c.kind in (kind, "unified"):
-                return c
-        raise KeyError((core, kind))
+        return l1_of(self.caches, core, kind)
 
     def first_shared_level_below(self, core: int) -> CachePlan | None:
         """The instance behind the core's L1s (where its page-walk caches attach), if any."""
@@ -302,6 +391,14 @@ class BoardPlan:
                          f"instances {groups}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def l1_of(caches: tuple[CachePlan, ...] | list[CachePlan], core: int, kind: str) -> CachePlan:
+    """The level-1 instance of ``caches`` serving ``core`` for kind instruction or data."""
+    for c in caches:
+        if c.level == 1 and core in c.cores and c.kind in (kind, "unified"):
+            return c
+    raise KeyError((core, kind))
 
 
 # --------------------------------------------------------------------------- derivation
@@ -445,6 +542,22 @@ def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]
                       device_latency_ns=device_ns, requesters=tuple(requesters))
 
 
+def _interconnect_plan(caches: list[CachePlan], memory: MemoryPlan, line: int,
+                       num_cores: int) -> InterconnectPlan:
+    numa = memory.numa
+    # Snoop filters cover every block a cache can hold: the catalogue's caches, the
+    # page-walk caches and the NUMA links (one line each).
+    held = (sum(c.size for c in caches) + 2 * num_cores * PAGE_WALK_CACHE_BYTES
+            + len(memory.requesters) * len(memory.banks) * line)
+    return InterconnectPlan(
+        cache_bus=CACHE_BUS, system_bus=IO_BUS if numa else SYSTEM_BUS,
+        bank_bus=SYSTEM_BUS if numa else None, page_walk_cache_size=PAGE_WALK_CACHE_BYTES,
+        io_cache=None if numa else IO_CACHE,
+        dma_bridge_latency_ns=DMA_BRIDGE_LATENCY_NS if numa else None,
+        numa_link=NUMA_LINK if numa else None,
+        snoop_filter_capacity=max(SNOOP_FILTER_MIN_BYTES, 1 << (held - 1).bit_length()))
+
+
 def _o3_plan(machine: dict) -> O3Plan:
     pipe = machine["pipeline"]
     width = int(pipe["width"])
@@ -519,6 +632,7 @@ def plan_from_dict(machine: dict) -> BoardPlan:
                      default_cpu="o3" if kind == "out-of-order" else "timing",
                      llc=llc["name"], llc_groups=llc_groups,
                      apic_ids_match_firmware=apic_ids_match,
+                     interconnect=_interconnect_plan(caches, memory, line, n),
                      notes=tuple(notes))
 
 

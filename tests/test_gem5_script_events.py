@@ -1,0 +1,289 @@
+"""configs/schedlab_gem5.py's exit-event handlers, driven by scripted exits, without gem5.
+
+Each scenario runs the real script in gem5's *source* Python (the harness of
+tests/test_gem5_configs_dry.py: GEM5_SRC, gem5's native module stubbed) through
+``m5.instantiate``, which does nothing here; then ``m5.simulate`` returns the scenario's
+exits one by one (a "slice" is a run that reached its tick limit), the CPUs' and caches'
+counters come from stand-in C++ objects, and ``m5.checkpoint``, ``m5.stats`` and
+``m5.switchCpus`` are recorded. The lines the script prints (the host parses them:
+``schedlab/backends/gem5/process.py``), its exit status and what it asked gem5 to do are
+checked for every kind of exit. Skipped unless GEM5_SRC names a gem5 source tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Fields that depend on the host's speed.
+HOST_FIELDS = ("host_s", "ips")
+
+
+class _Stat:
+    def __init__(self, value, subnames=None):
+        self.value = value
+        self.total = value if subnames is None else sum(value)
+        self.subnames = subnames or []
+        self.result = value if subnames is not None else None
+
+
+class _FakeCore:
+    """What the script reads from a C++ CPU: committed instructions and cycles."""
+
+    def __init__(self, clock: dict, index: int):
+        self.clock, self.index = clock, index
+
+    def totalInsts(self):
+        return self.clock["steps"] * 1000 * (self.index + 1)
+
+    def resolveStat(self, name):
+        assert name == "numCycles", name
+        return _Stat(float(self.clock["steps"] * 2000))
+
+
+class _FakeCache:
+    def __init__(self, clock: dict, requestors: list[str] | None):
+        self.clock, self.requestors = clock, requestors
+
+    def resolveStat(self, name):
+        assert name == "demandMisses", name
+        n = self.clock["steps"]
+        if self.requestors is None:
+            return _Stat(float(n * 3))
+        return _Stat([float(n * (i + 1)) for i in range(len(self.requestors))],
+                     subnames=self.requestors)
+
+
+def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
+           fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0) -> dict:
+    sys.path[:0] = [str(REPO), str(REPO / "tests")]
+    import test_gem5_configs_dry as dry
+
+    objects, _ = dry._harness(src)
+    import types
+
+    import m5
+    import m5.options
+
+    from schedlab.backends.gem5.process import command
+    from schedlab.machine import load_machine
+
+    m5.options.outdir = str(work)
+    clock = {"tick": 0, "steps": 0}
+    calls: list = []
+    pending = list(scenario)
+
+    class Exit:
+        def __init__(self, cause, code):
+            self.cause, self.code = cause, code
+
+        def getCause(self):
+            return self.cause
+
+        def getCode(self):
+            return self.code
+
+    def instantiate(ckpt=None):
+        calls.append(["instantiate", ckpt])
+        board = objects.Root.getInstance().board
+        for i, core in enumerate(board.processor.all_cores()):
+            core.get_simobject()._ccObject = _FakeCore(clock, i % len(board.processor.get_cores()))
+        h = board.cache_hierarchy
+        for c in h.descendants():
+            if isinstance(c, objects.Cache):
+                if c.get_name().startswith("l2"):
+                    cores = board.processor.all_cores()
+                    names = [core.get_simobject().path().partition(".")[2] + ".data"
+                             for core in cores]
+                    c._ccObject = _FakeCache(clock, names)
+                else:
+                    c._ccObject = _FakeCache(clock, None)
+
+    def simulate(ticks):
+        assert ticks > 0
+        clock["steps"] += 1
+        cause, code = pending.pop(0)
+        if cause == "slice":
+            clock["tick"] += ticks
+            return Exit("simulate() limit reached", 0)
+        clock["tick"] += 1000
+        return Exit(cause, code)
+
+    m5.instantiate = instantiate
+    m5.simulate = simulate
+    m5.curTick = lambda: clock["tick"]
+    m5.checkpoint = lambda d: calls.append(["checkpoint", d])
+    m5.stats = sys.modules["m5.stats"] = types.ModuleType("m5.stats")
+    m5.stats.reset = lambda: calls.append(["stats.reset"])
+    m5.stats.dump = lambda: calls.append(["stats.dump"])
+    m5.switchCpus = lambda board, pairs: calls.append(
+        ["switchCpus", [type(new).__name__ for _, new in pairs]])
+
+    machine_json = work / "machine.json"
+    machine_json.write_text(json.dumps(load_machine("clovertown-e5320-mup").to_dict()))
+    (work / "cpt").mkdir(exist_ok=True)
+    (work / "cpt" / "m5.cpt").write_text("")
+    cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
+                  kernel=Path("/vmlinux"), kernel_args=["console=ttyS0"], cpu=cpu,
+                  checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
+                  progress_seconds=0, max_host_seconds=max_host_seconds,
+                  attribute_tasks=attribute, fast_forward=fast_forward)
+    script = Path(cmd[3])
+    sys.argv = cmd[3:]
+    import contextlib
+    import io
+    out = io.StringIO()
+    status = None
+    with contextlib.redirect_stdout(out):
+        try:
+            exec(compile(script.read_text(), str(script), "exec"),
+                 {"__file__": str(script), "__name__": "__m5_main__"})
+        except SystemExit as e:
+            status = e.code
+    lines = []
+    for line in out.getvalue().splitlines():
+        kind, _, data = line.partition(" ")
+        if kind in ("schedlab-event", "schedlab-progress"):
+            data = json.loads(data)
+            lines.append([kind, {k: v for k, v in data.items() if k not in HOST_FIELDS},
+                          sorted(data)])
+        else:
+            lines.append([line])
+    attribution = work / "attribution.json"
+    return {"status": status, "lines": lines, "calls": calls, "left": len(pending),
+            "attribution": json.loads(attribution.read_text()) if attribution.exists() else None}
+
+
+# ----------------------------------------------------------------------------- pytest side
+if __name__ != "__main__":
+    import pytest
+
+    GEM5_SRC = os.environ.get("GEM5_SRC")
+    pytestmark = pytest.mark.skipif(
+        not GEM5_SRC or not (Path(GEM5_SRC or "/") / "src" / "python" / "gem5").is_dir(),
+        reason="GEM5_SRC not set: point it at a gem5 v24.0 source tree to drive the gem5 "
+               "script's exit handlers without a gem5 binary")
+
+    def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0):
+        spec = {"mode": mode, "cpu": cpu, "scenario": scenario, "ff": ff,
+                "attribute": attribute, "max_host": max_host}
+        out = subprocess.run([sys.executable, __file__, GEM5_SRC, str(tmp_path),
+                              json.dumps(spec)], capture_output=True, text=True, cwd=REPO,
+                             timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def events(d):
+        return [line[1] for line in d["lines"] if line[0] == "schedlab-event"]
+
+    def test_boot_reports_progress_and_ends_at_the_checkpoint(tmp_path):
+        d = drive(tmp_path, "boot", "atomic", [["slice", 0], ["slice", 0], ["checkpoint", 0]])
+        assert d["status"] == 0 and d["left"] == 0
+        assert d["calls"][0] == ["instantiate", None]
+        assert d["calls"][1] == ["checkpoint", str(tmp_path / "cpt")]
+        assert d["lines"][0] == ["schedlab: note: memory capped at 3072 MiB (3072 MiB per "
+                                 "node): gem5's X86Board maps at most 3 GiB below the I/O "
+                                 "hole; the catalogue asks for 8192 MiB"]
+        del d["lines"][0]
+        kinds = [line[0] for line in d["lines"]]
+        assert kinds == ["schedlab-event", "schedlab-progress", "schedlab-progress",
+                         "schedlab-event"]
+        first, progress = d["lines"][0], d["lines"][1]
+        assert first[1] == {"event": "instantiated", "tick": 0, "mode": "boot",
+                            "cpu": "atomic", "restored": False}
+        assert first[2] == ["cpu", "event", "host_s", "mode", "restored", "tick"]
+        # 1 ms simulated in the first slice; instructions of both cores after one step.
+        assert progress[1] == {"sim_s": 0.001, "tick": 10 ** 9, "insts": 3000}
+        assert progress[2] == ["host_s", "insts", "ips", "sim_s", "tick"]
+        last = d["lines"][-1]
+        assert last[1] == {"event": "checkpoint", "tick": d["lines"][2][1]["tick"] + 1000,
+                           "insts": 9000, "dir": str(tmp_path / "cpt")}
+        assert last[2] == ["dir", "event", "host_s", "insts", "tick"]
+
+    def test_boot_that_exits_instead_of_checkpointing_fails(tmp_path):
+        d = drive(tmp_path, "boot", "atomic", [["m5_exit instruction encountered", 0]])
+        assert d["status"] == 2
+        assert events(d)[-1] == {"event": "exit", "tick": 1000, "insts": 3000, "code": 0}
+
+    def test_fast_forwarded_run_with_task_attribution(tmp_path):
+        scenario = [["checkpoint", 0], ["slice", 0],
+                    ["m5_workbegin instruction encountered", 0],
+                    ["m5_fail instruction encountered", (42 << 8) | 1],
+                    ["m5_fail instruction encountered", (42 << 8) | 1],
+                    ["m5_fail instruction encountered", (7 << 8) | 9],   # no CPU 9: ignored
+                    ["m5_workend instruction encountered", 0],
+                    ["m5_fail instruction encountered", (43 << 8) | 0],
+                    ["m5_fail instruction encountered", (43 << 8) | 0],
+                    ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", scenario, ff=True, attribute=True)
+        assert d["status"] == 0 and d["left"] == 0
+        assert d["calls"] == [["instantiate", str(tmp_path / "cpt")],
+                              ["switchCpus", ["X86O3CPU", "X86O3CPU"]], ["stats.reset"],
+                              ["stats.dump"],
+                              ["switchCpus", ["X86AtomicSimpleCPU", "X86AtomicSimpleCPU"]]]
+        ev = events(d)
+        assert [e["event"] for e in ev] == ["instantiated", "checkpoint-ignored", "switched",
+                                            "workbegin", "workend", "switched", "exit"]
+        assert ev[1] == {"event": "checkpoint-ignored", "tick": 1000}
+        # Both the Atomic and the detailed cores count: 2 x (1000 + 2000) per step.
+        assert ev[2] == {"event": "switched", "tick": ev[3]["tick"], "cpu": "o3",
+                         "insts": 18000}
+        assert ev[4]["insts"] == ev[5]["insts"] == 42000 and ev[5]["cpu"] == "atomic"
+        # pid 42 left CPU 1 twice in the region, one step after the region began and one
+        # after that: the detailed core's 2 x 2000 instructions and cycles, its L1s' misses
+        # (3 a step) and its share of the shared L2's (its requestor's 4 a step). After the
+        # region pid 43 is charged for the Atomic CPU 0's counters.
+        assert d["attribution"] == {
+            "regions": [{"42": {"switches": 2, "cycles": 4000.0, "insts": 4000.0,
+                                "l1d_misses": 6.0, "l1i_misses": 6.0, "llc_misses": 8.0}}],
+            "since_last_region": {"43": {"switches": 2, "cycles": 4000.0, "insts": 2000.0,
+                                         "l1d_misses": 6.0, "l1i_misses": 6.0,
+                                         "llc_misses": 2.0}}}
+
+    def test_run_without_fast_forward_resets_and_dumps_at_work_items(tmp_path):
+        d = drive(tmp_path, "run", "timing", [["workbegin", 0], ["workend", 0],
+                                              ["checkpoint", 0],
+                                              ["m5_exit instruction encountered", 3]])
+        assert d["status"] == 0
+        assert d["calls"][1:] == [["stats.reset"], ["stats.dump"]]
+        assert events(d)[-1] == {"event": "exit", "tick": 4000, "insts": 12000, "code": 3}
+        assert d["attribution"] is None
+
+    @pytest.mark.parametrize("cause,code", [
+        ["Kernel panic in simulated system.", 0],
+        ["m5_fail instruction encountered", 5],        # without --attribute-tasks
+        ["exiting with last active thread context", 0],
+        ["something gem5 has no name for\n", 1],
+    ])
+    def test_any_other_exit_is_abnormal(tmp_path, cause, code):
+        d = drive(tmp_path, "run", "o3", [["slice", 0], [cause, code]])
+        assert d["status"] == 2
+        assert events(d)[-1] == {"event": "abnormal", "cause": cause.strip(),
+                                 "tick": 10 ** 9 + 1000, "code": code}
+
+    def test_host_time_limit(tmp_path):
+        d = drive(tmp_path, "run", "o3", [["slice", 0]] * 50, max_host=1e-9)
+        assert d["status"] == 3
+        assert events(d)[-1] == {"event": "limit", "what": "max-host-seconds",
+                                 "tick": 10 ** 9}
+
+    def test_kernel_panic_on_the_console_stops_the_run(tmp_path):
+        (tmp_path / "board.pc.com_1.device").write_text(
+            "[ 1.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n")
+        d = drive(tmp_path, "run", "o3", [["slice", 0]] * 3)
+        assert d["status"] == 2
+        assert events(d)[-1] == {
+            "event": "abnormal", "tick": 10 ** 9,
+            "cause": "guest: [ 1.0] Kernel panic - not syncing: VFS: Unable to mount root fs"}
+
+
+if __name__ == "__main__":
+    src, work, spec = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
+    print(json.dumps(_drive(Path(src) / "src", spec["mode"], spec["cpu"], work,
+                            spec["scenario"], fast_forward=spec["ff"],
+                            attribute=spec["attribute"], max_host_seconds=spec["max_host"])))
