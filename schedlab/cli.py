@@ -452,6 +452,12 @@ def doctor() -> None:
     width = max(len(r[0]) for r in rows)
     for item, status, fix in rows:
         click.echo(f"{item:<{width}}  {status}" + (f"  -> {fix}" if fix else ""))
+    # Not ready: a required item missing, or gem5 named by GEM5 but unusable. gem5 not set
+    # (runs use QEMU) and the optional rows are no failure.
+    problems = [item for item, status, _ in rows if "(optional)" not in item
+                and not status.startswith(("ok", "not set"))]
+    if problems:
+        raise UserError(f"not ready: {', '.join(problems)} (the fix is on each line above)")
 
 
 def main(argv: list[str] | None = None) -> None:
