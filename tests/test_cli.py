@@ -42,6 +42,12 @@ def _one_line_error(proc, fragment: str) -> None:
 @pytest.mark.parametrize("args, fragment", [
     (["machines", "nosuch"], "unknown machine 'nosuch'"),
     (["machines", "niagara", "--set", "l2.size=3000KiB"], "not a power of two"),
+    (["machines", "clovertown-e5320", "--set", "l2.size=0"],
+     "cache l2: size must be positive, not 0;"),
+    (["machines", "clovertown-e5320", "--set", "l2.size=-1MiB"],
+     "cache l2: size must be positive, not '-1MiB';"),
+    (["machines", "clovertown-e5320", "--set", "l1d.size=0KiB"],
+     "cache l1d: size must be positive, not '0KiB';"),
     (["run", "--machine", "nosuch", "--workload", "memlat"], "unknown machine"),
     (["run", "--machine", "niagara", "--workload", "memlat", "--cpus", "8"],
      "outside niagara's cores 0-7"),
