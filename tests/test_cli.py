@@ -161,3 +161,16 @@ def test_task_attribution_is_refused_off_gem5():
     with pytest.raises(UserError, match="kernel.sched_m5_switch is set by --attribute-tasks"):
         prepare(RunRequest(machine="clovertown-e5320-mup", jobs=job,
                            sysctl=(("kernel.sched_m5_switch", "1"),)))
+
+
+def test_user_program_compile_errors_are_shown_whole(tmp_path):
+    src = tmp_path / "prog.c"
+    src.write_text("int main(void)\n{\n\treturn undeclared + also_undeclared();\n}\n")
+    proc = run_cli("run", "--backend", "qemu", "--machine", "clovertown-e5320-mup",
+                   "--workload", str(src))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert f"error: building {src} failed (gcc exited 1):" in lines
+    assert any(ln.startswith(f"{src}:3:") and "'undeclared' undeclared" in ln.replace("\u2018", "'").replace("\u2019", "'")
+               for ln in lines), proc.stderr
+    assert any(ln.startswith(f"{src}:3:") and "also_undeclared" in ln for ln in lines), proc.stderr

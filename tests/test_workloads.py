@@ -255,6 +255,36 @@ def test_user_program(tmp_path, overlay):
         programs.build_user_program(tmp_path / "notes.txt")
 
 
+BAD_PROGRAM = """#include <stdio.h>
+
+int main(void)
+{
+\tint unused;
+\tprintf("%d\\n", undeclared);
+\treturn missing();
+}
+"""
+
+
+def test_user_program_compile_errors_are_whole_and_name_the_users_file(tmp_path):
+    src = tmp_path / "my dir" / "bad.c"
+    src.parent.mkdir()
+    src.write_text(BAD_PROGRAM)
+    with pytest.raises(UserError) as e:
+        programs.build_user_program(src)
+    message = str(e.value)
+    # The oracle: gcc itself, on the user's file where it is, with the guest's flags.
+    direct = subprocess.run(programs.guest_compile_command([src], tmp_path / "a.out"),
+                            capture_output=True, text=True)
+    diagnostics = [ln for ln in direct.stderr.splitlines() if ln.startswith(f"{src}:")]
+    assert len([d for d in diagnostics if ": error: " in d]) == 3   # all three, not the first
+    for line in diagnostics:
+        assert line in message.splitlines(), line
+    assert f"{src}:6:" in message and f"{src}:7:" in message and f"{src}:5:" in message
+    assert "user-programs" not in message and str(programs.cache_dir()) not in message
+    assert message.startswith(f"building {src} failed")
+
+
 def test_cli_lists_and_shows(overlay):
     runner = CliRunner()
     r = runner.invoke(cli.workloads_command, [])
