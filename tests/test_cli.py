@@ -174,3 +174,36 @@ def test_user_program_compile_errors_are_shown_whole(tmp_path):
     assert any(ln.startswith(f"{src}:3:") and "'undeclared' undeclared" in ln.replace("\u2018", "'").replace("\u2019", "'")
                for ln in lines), proc.stderr
     assert any(ln.startswith(f"{src}:3:") and "also_undeclared" in ln for ln in lines), proc.stderr
+
+
+USER_PROGRAM = r"""#include <stdio.h>
+
+int main(void)
+{
+	printf("hello from the guest\n");
+	printf("answer=42\n");
+	printf("  not a metric = its key has spaces\n");
+	printf("\n");
+	printf("last line\n\n");
+	return 0;
+}
+"""
+
+
+def test_user_program_plain_output_is_shown_and_kept(results_dir, tmp_path):
+    import json
+    src = tmp_path / "chatty.c"
+    src.write_text(USER_PROGRAM)
+    proc = run_cli("run", "--backend", "qemu", "--machine", "clovertown-e5320-mup",
+                   "--workload", str(src))
+    assert proc.returncode == 0, proc.stderr
+    # What the program printed, less its key=value line and the trailing blank lines.
+    plain = ["hello from the guest", "  not a metric = its key has spaces", "",
+             "last line"]
+    (results,) = results_dir.glob("*/results.json")
+    (job,) = json.loads(results.read_text())["jobs"]
+    assert job["metrics"] == {"answer": 42}
+    assert job["output"] == plain
+    out = proc.stdout.splitlines()
+    start = out.index(f"output of {job['job']} rep 1:")
+    assert out[start + 1:start + 1 + len(plain)] == [f"  {line}" for line in plain]
