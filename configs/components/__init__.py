@@ -1,6 +1,6 @@
 """gem5-side components of schedlab, written against the gem5 v24.0 standard library.
 
-One component per file, each built from a :class:`schedlab.gem5_plan.BoardPlan` (the pure
+One component per file, each built from a :class:`schedlab.backends.gem5.plan.BoardPlan` (the pure
 Python plan derived from the machine catalogue), never from numbers typed here:
 
 - ``caches.py``     one classic cache instance (``PlanCache``)

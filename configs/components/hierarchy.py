@@ -61,7 +61,7 @@ def _mmu_cache() -> MMUCache:
 
 def _plan_bus(plan) -> L2XBar:
     """The crossbar in front of a shared (or multi-ported) cache, timed by the plan."""
-    from schedlab import gem5_plan as gp
+    from schedlab.backends.gem5 import plan as gp
     return L2XBar(width=gp.BUS_WIDTH_BYTES, frontend_latency=gp.BUS_FRONTEND_CYCLES,
                   forward_latency=gp.BUS_FORWARD_CYCLES, response_latency=gp.BUS_RESPONSE_CYCLES,
                   snoop_response_latency=gp.BUS_SNOOP_RESPONSE_CYCLES)

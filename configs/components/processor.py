@@ -7,7 +7,7 @@ set on each core's ISA object, for boot and restore cores alike (the guest re-re
 only at boot, but a restored core must not disagree with the kernel's view).
 
 - "o3":     X86O3CPU with the catalogue's pipeline width and ROB, and queue sizes the plan
-            derives from them (schedlab.gem5_plan.O3Plan documents how);
+            derives from them (schedlab.backends.gem5.plan.O3Plan documents how);
 - "timing": X86TimingSimpleCPU, our in-order core (gem5 v24's MinorCPU panics on X86 full
             system with an invalid micro-op, so it is not offered);
 - "atomic": X86AtomicSimpleCPU, for booting to the checkpoint;

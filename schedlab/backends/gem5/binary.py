@@ -131,11 +131,20 @@ def doctor() -> list[tuple[str, str, str]]:
     return rows
 
 
-def config_hash() -> str:
-    """Hash of our gem5-side code and the plan module: part of every gem5 run's id (a
-    checkpoint's key takes only the boot board's identity, ``checkpoint_key``)."""
-    here = Path(__file__).resolve().parent
-    # What gem5's own Python loads: our script, its components, and the two modules of
-    # this package it imports.
-    files = [SCRIPT, *sorted(COMPONENTS.glob("*.py")), here / "plan.py", here / "attribution.py"]
-    return hash_bytes(*[p.read_bytes() for p in files])
+def gem5_side_files(repo: Path = paths.REPO) -> list[Path]:
+    """The files of this repository that gem5's Python loads: our script, its components,
+    and the modules of this package the script imports, with their packages' ``__init__``
+    files (Python runs those too)."""
+    configs, here = repo / "configs", repo / "schedlab" / "backends" / "gem5"
+    return [configs / SCRIPT.name, *sorted((configs / COMPONENTS.name).glob("*.py")),
+            repo / "schedlab" / "__init__.py", here.parent / "__init__.py",
+            here / "__init__.py", here / "plan.py", here / "attribution.py"]
+
+
+def config_hash(repo: Path = paths.REPO) -> str:
+    """Hash of the gem5-side code (:func:`gem5_side_files`, by path within the repository
+    and content): part of every gem5 run's id (a checkpoint's key takes only the boot
+    board's identity, ``checkpoint_key``)."""
+    files = gem5_side_files(repo)
+    return hash_bytes(*[part for p in files
+                        for part in (p.relative_to(repo).as_posix(), p.read_bytes())])
