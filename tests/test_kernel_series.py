@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import kernel
+from schedlab.guest import kernel
 from schedlab.errors import UserError
 
 PATCHES = Path(__file__).resolve().parent.parent / "kernel-patches"

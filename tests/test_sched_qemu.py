@@ -507,7 +507,7 @@ poweroff -f
 
 @pytest.fixture(scope="module")
 def knobs_initramfs(tmp_path_factory):
-    from schedlab import workloads as W
+    from schedlab.guest import workloads as W
 
     root = tmp_path_factory.mktemp("knobs-initramfs")
     for d in ("bin", "proc", "sys", "tmp"):
