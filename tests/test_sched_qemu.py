@@ -507,13 +507,13 @@ poweroff -f
 
 @pytest.fixture(scope="module")
 def knobs_initramfs(tmp_path_factory):
-    from schedlab.guest import workloads as W
+    from schedlab.guest import programs
 
     root = tmp_path_factory.mktemp("knobs-initramfs")
     for d in ("bin", "proc", "sys", "tmp"):
         (root / d).mkdir()
     shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-    shutil.copy2(W.binary("mixer"), root / "mixer")
+    shutil.copy2(programs.binary("mixer"), root / "mixer")
     src = root / "taffperm.c"
     src.write_text(TAFF_PERM_C)
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-pthread", "-o",
