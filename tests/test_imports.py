@@ -1,6 +1,6 @@
 """Every import of schedlab's own code names a module and a name that exist.
 
-Imports inside functions and fixtures run only when those do (a gem5-only path, a fixture
+Imports (and the names used through them) inside functions and fixtures run only when those do (a gem5-only path, a fixture
 of a slow QEMU test), so a module that moved can hide there: test_kernel_series.py and a
 fixture of test_sched_qemu.py still imported ``schedlab.kernel`` and
 ``schedlab.workloads`` after the package was split into folders. This reads every import
@@ -59,7 +59,9 @@ def _sources() -> list[tuple[str, str]]:
 
 def _problems(name: str, text: str) -> list[str]:
     problems = []
-    for node in ast.walk(ast.parse(text, name)):
+    tree = ast.parse(text, name)
+    modules: dict[str, str] = {}  # local name -> schedlab module it is bound to
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             wanted = [(a.name, None) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -76,6 +78,20 @@ def _problems(name: str, text: str) -> list[str]:
             elif attr not in (None, "*") and _module_file(f"{module}.{attr}") is None \
                     and attr not in _top_level_names(path):
                 problems.append(f"{where}: {module} has no {attr}")
+            alias = next(a.asname for a in node.names if a.name == (attr or module))
+            if attr is not None and _module_file(f"{module}.{attr}"):
+                modules[alias or attr] = f"{module}.{attr}"
+            elif attr is None and alias:
+                modules[alias] = module
+    # Names used through a module's local name (W.binary with W = schedlab.guest.workloads).
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in modules:
+            module = modules[node.value.id]
+            path = _module_file(module)
+            if path and _module_file(f"{module}.{node.attr}") is None \
+                    and node.attr not in _top_level_names(path):
+                problems.append(f"{name}:{node.lineno}: {module} has no {node.attr}")
     return problems
 
 
@@ -91,7 +107,8 @@ def test_the_check_finds_stale_imports():
     stale = ("from schedlab import kernel\n"
              "def f():\n    from schedlab.guest import workloads as W\n"
              "    from schedlab.guest.workloads import binary\n"
-             "    import schedlab.gem5_plan\n")
+             "    import schedlab.gem5_plan\n"
+             "    return W.binary('mixer'), W.load_registry()\n")
     assert [p.split(": ", 1)[1] for p in _problems("x.py", stale)] == [
         "schedlab has no kernel", "schedlab.guest.workloads has no binary",
-        "no module schedlab.gem5_plan"]
+        "no module schedlab.gem5_plan", "schedlab.guest.workloads has no binary"]
