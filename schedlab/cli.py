@@ -198,6 +198,17 @@ def _report_run(run_dir: Path, machine) -> None:
         click.echo(f"({len(metrics)} metrics per job; the first {MAX_METRIC_COLUMNS} are shown, "
                    f"all are in results.json)")
     click.echo(frame[fixed + metrics[:MAX_METRIC_COLUMNS] + ["ok"]].to_string(index=False))
+    # A program's own output (lines that are not key=value), as results.json keeps it.
+    max_lines = 20
+    for job in res["jobs"]:
+        output = job.get("output", [])
+        if output:
+            click.echo(f"output of {job['job']} rep {job['rep']}:")
+            for line in output[:max_lines]:
+                click.echo(f"  {line}")
+            if len(output) > max_lines:
+                click.echo(f"  ... {len(output) - max_lines} more lines in "
+                           f"{run_dir / 'results.json'}")
     facts = res["facts"]
     nodes = sorted(k for k in facts if k.startswith("node") and k.endswith(".cpus"))
     click.echo(f"guest saw CPUs {facts.get('cpus.online', '?')}, "
@@ -458,6 +469,12 @@ def doctor() -> None:
     width = max(len(r[0]) for r in rows)
     for item, status, fix in rows:
         click.echo(f"{item:<{width}}  {status}" + (f"  -> {fix}" if fix else ""))
+    # Not ready: a required item missing, or gem5 named by GEM5 but unusable. gem5 not set
+    # (runs use QEMU) and the optional rows are no failure.
+    problems = [item for item, status, _ in rows if "(optional)" not in item
+                and not status.startswith(("ok", "not set"))]
+    if problems:
+        raise UserError(f"not ready: {', '.join(problems)} (the fix is on each line above)")
 
 
 def _interrupt(signum, frame) -> None:

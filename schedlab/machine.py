@@ -44,7 +44,7 @@ def parse_size(value, what: str) -> int:
     """Bytes from 32768, "32KiB", "32KB" or "4 MiB" (cache convention: KB/MB/GB are binary)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    m = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", str(value), re.IGNORECASE)
+    m = re.fullmatch(r"\s*([-+]?\d+)\s*([kmg]?)(i?b)?\s*", str(value), re.IGNORECASE)
     if not m:
         raise UserError(f"{what}: cannot read size {value!r}; write it like 32KiB, 4MiB or 2GiB")
     return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
@@ -414,6 +414,9 @@ def _build(name: str, raw: dict, overrides: tuple[str, ...]) -> MachineSpec:
         if c.get("kind") not in CACHE_KINDS:
             raise UserError(f"{cwhere}: kind must be one of {', '.join(CACHE_KINDS)}")
         size = parse_size(c.get("size"), f"{cwhere}: size")
+        if size <= 0:
+            raise UserError(f"{cwhere}: size must be positive, not {c.get('size')!r}; "
+                            f"write it like 32KiB or 4MiB")
         assoc = _int(c.get("assoc"), f"{cwhere}: assoc")
         line = _int(c.get("line"), f"{cwhere}: line")
         if not _is_power_of_two(line):

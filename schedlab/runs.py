@@ -386,6 +386,10 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
                      "workload": req.workload if req else result["job"],
                      "size": req.size if req else None,
                      "metrics": metrics, "problems": problems})
+        # What else the program printed (a user program's own messages) is kept as is.
+        plain = workloads.plain_output(result.get("stdout", ""))
+        if plain:
+            rows[-1]["output"] = plain
     expected = sum(j.reps for j in prepared.guest.jobs)
     if len(rows) != expected:
         errors.append(f"expected {expected} job results, the guest reported {len(rows)}")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from conftest import run_cli
@@ -36,6 +42,12 @@ def _one_line_error(proc, fragment: str) -> None:
 @pytest.mark.parametrize("args, fragment", [
     (["machines", "nosuch"], "unknown machine 'nosuch'"),
     (["machines", "niagara", "--set", "l2.size=3000KiB"], "not a power of two"),
+    (["machines", "clovertown-e5320", "--set", "l2.size=0"],
+     "cache l2: size must be positive, not 0;"),
+    (["machines", "clovertown-e5320", "--set", "l2.size=-1MiB"],
+     "cache l2: size must be positive, not '-1MiB';"),
+    (["machines", "clovertown-e5320", "--set", "l1d.size=0KiB"],
+     "cache l1d: size must be positive, not '0KiB';"),
     (["run", "--machine", "nosuch", "--workload", "memlat"], "unknown machine"),
     (["run", "--machine", "niagara", "--workload", "memlat", "--cpus", "8"],
      "outside niagara's cores 0-7"),
@@ -64,11 +76,78 @@ def test_unknown_command_and_option_exit_non_zero():
     assert run_cli("machines", "--frob").returncode == 2
 
 
-def test_doctor_reports_every_prerequisite():
-    proc = run_cli("doctor")
-    assert proc.returncode == 0
-    for item in ("kernel source", "qemu", "gcc", "busybox", "gem5"):
-        assert item in proc.stdout
+# The executables doctor looks for, by the item it reports them under.
+DOCTOR_TOOLS = {"qemu": "qemu-system-x86_64", "gcc": "gcc", "make": "make",
+                "busybox": "busybox", "mke2fs": "mke2fs", "valgrind": "valgrind"}
+
+
+def _doctor(tmp_path, leave_out=(), gem5="", path=True) -> tuple[subprocess.CompletedProcess,
+                                                                   dict[str, str]]:
+    """``run.py doctor`` on a PATH holding exactly the tools named (all but ``leave_out``),
+    with GEM5 as given ("" = not set); returns the process and item -> status line."""
+    env = {"GEM5": str(gem5), "SCHEDLAB_CACHE": str(tmp_path / "cache")}
+    if path:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        for exe in [*DOCTOR_TOOLS.values(), "dpkg-query"]:
+            if exe not in leave_out:
+                if shutil.which(exe) is None:
+                    pytest.skip(f"{exe} is not installed on this host")
+                (bin_dir / exe).symlink_to(shutil.which(exe))
+        env["PATH"] = str(bin_dir)
+    proc = run_cli("doctor", env=env)
+    status = {}
+    for line in proc.stdout.splitlines():
+        item, _, rest = re.split(r"(\s{2,})", line, maxsplit=1)
+        status[item] = rest
+    return proc, status
+
+
+def test_doctor_reports_every_prerequisite(tmp_path):
+    proc, status = _doctor(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert set(status) == {"kernel source", *DOCTOR_TOOLS, "static libc", "gem5",
+                           "gem5 KVM boot (optional)"}
+    for item in ("kernel source", *DOCTOR_TOOLS, "static libc"):
+        assert status[item].startswith("ok"), (item, status[item])
+    # gem5 is optional: not set is said, with how to get it, and is no failure.
+    assert status["gem5"].startswith("not set") and "export GEM5=" in status["gem5"]
+
+
+def test_doctor_fails_and_names_the_fix_for_missing_tools(tmp_path):
+    proc, status = _doctor(tmp_path, leave_out=("qemu-system-x86_64", "valgrind"))
+    assert proc.returncode == 1
+    assert status["qemu"] == "missing  -> apt-get install qemu-system-x86"
+    assert status["valgrind"] == "missing  -> apt-get install valgrind"
+    assert all(status[t].startswith("ok") for t in ("gcc", "make", "busybox", "mke2fs"))
+    assert proc.stderr.strip().splitlines()[-1] == \
+        "error: not ready: qemu, valgrind (the fix is on each line above)"
+
+
+def _fake_gem5(tmp_path, reply: str, executable: bool = True) -> Path:
+    """A stand-in for the gem5 binary answering doctor's version probe with ``reply``."""
+    script = tmp_path / "gem5.fast"
+    script.write_text(f"#!{sys.executable}\nprint({reply!r})\n")
+    script.chmod(0o755 if executable else 0o644)
+    return script
+
+
+@pytest.mark.parametrize("reply, executable, ok, says", [
+    ("SCHEDLAB-GEM5 24.0.0.1 1", True, True, "ok: {path} (gem5 24.0.0.1, X86)"),
+    ("SCHEDLAB-GEM5 23.1.0.0 1", True, False, "unusable  -> {path} is gem5 23.1.0.0; "
+                                              "schedlab needs gem5 24.0.x"),
+    ("SCHEDLAB-GEM5 24.0.0.1 0", True, False, "unusable  -> {path} is not built for X86"),
+    ("Segmentation fault", True, False, "unusable  -> {path} did not report a gem5 version"),
+    ("SCHEDLAB-GEM5 24.0.0.1 1", False, False, "unusable  -> GEM5={path} is not an "
+                                               "executable file"),
+])
+def test_doctor_fails_when_gem5_is_set_but_unusable(tmp_path, reply, executable, ok, says):
+    gem5 = _fake_gem5(tmp_path, reply, executable)
+    proc, status = _doctor(tmp_path, gem5=gem5, path=False)
+    assert status["gem5"].startswith(says.format(path=gem5)), status["gem5"]
+    assert proc.returncode == (0 if ok else 1), proc.stderr
+    if not ok:
+        assert proc.stderr.strip().splitlines()[-1].startswith("error: not ready: gem5")
 
 
 def test_task_attribution_is_refused_off_gem5():
@@ -82,3 +161,49 @@ def test_task_attribution_is_refused_off_gem5():
     with pytest.raises(UserError, match="kernel.sched_m5_switch is set by --attribute-tasks"):
         prepare(RunRequest(machine="clovertown-e5320-mup", jobs=job,
                            sysctl=(("kernel.sched_m5_switch", "1"),)))
+
+
+def test_user_program_compile_errors_are_shown_whole(tmp_path):
+    src = tmp_path / "prog.c"
+    src.write_text("int main(void)\n{\n\treturn undeclared + also_undeclared();\n}\n")
+    proc = run_cli("run", "--backend", "qemu", "--machine", "clovertown-e5320-mup",
+                   "--workload", str(src))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert f"error: building {src} failed (gcc exited 1):" in lines
+    assert any(ln.startswith(f"{src}:3:") and "'undeclared' undeclared" in ln.replace("\u2018", "'").replace("\u2019", "'")
+               for ln in lines), proc.stderr
+    assert any(ln.startswith(f"{src}:3:") and "also_undeclared" in ln for ln in lines), proc.stderr
+
+
+USER_PROGRAM = r"""#include <stdio.h>
+
+int main(void)
+{
+	printf("hello from the guest\n");
+	printf("answer=42\n");
+	printf("  not a metric = its key has spaces\n");
+	printf("\n");
+	printf("last line\n\n");
+	return 0;
+}
+"""
+
+
+def test_user_program_plain_output_is_shown_and_kept(results_dir, tmp_path):
+    import json
+    src = tmp_path / "chatty.c"
+    src.write_text(USER_PROGRAM)
+    proc = run_cli("run", "--backend", "qemu", "--machine", "clovertown-e5320-mup",
+                   "--workload", str(src))
+    assert proc.returncode == 0, proc.stderr
+    # What the program printed, less its key=value line and the trailing blank lines.
+    plain = ["hello from the guest", "  not a metric = its key has spaces", "",
+             "last line"]
+    (results,) = results_dir.glob("*/results.json")
+    (job,) = json.loads(results.read_text())["jobs"]
+    assert job["metrics"] == {"answer": 42}
+    assert job["output"] == plain
+    out = proc.stdout.splitlines()
+    start = out.index(f"output of {job['job']} rep 1:")
+    assert out[start + 1:start + 1 + len(plain)] == [f"  {line}" for line in plain]

@@ -5,8 +5,10 @@ our gem5 script prints and then fails) -- only to test our process handling; no 
 result here comes from it.
 """
 
+import ast
 import dataclasses
 import json
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -34,7 +36,7 @@ def test_doctor_reports_missing_gem5(monkeypatch):
     monkeypatch.delenv("GEM5", raising=False)
     rows = binary.doctor()
     item, status, fix = rows[0]
-    assert item == "gem5" and "missing" in status and "GEM5" in fix
+    assert item == "gem5" and status.startswith("not set") and "GEM5" in fix
 
 
 @pytest.mark.parametrize("version,x86,ok", [("24.0.0.1", True, True), ("24.0", True, True),
@@ -143,15 +145,153 @@ def test_execute_kill_is_reported(tmp_path):
         process.execute([str(exe)], tmp_path / "out")
 
 
-def test_gem5_side_code_compiles():
-    # The gem5-side files import m5, so they cannot be imported here; check their syntax.
-    for path in [binary.SCRIPT, *binary.COMPONENTS.glob("*.py")]:
+# --------------------------------------------------------------------------------------
+# What gem5's Python loads of this repository, found independently of binary.py: follow the
+# import statements (at any depth, so imports inside functions count) from our gem5 script,
+# resolving them as the script's sys.path does (configs/ first, then the repository).
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo += [*node.body, *node.orelse, *getattr(node, "finalbody", []),
+                     *[s for h in getattr(node, "handlers", []) for s in h.body]]
+    return names
+
+
+def _module_files(name: str, roots: list[Path]) -> list[Path] | None:
+    """The files Python executes to import ``name`` from ``roots`` (packages' __init__.py,
+    then the module); None if its top-level package is not in ``roots`` (gem5, stdlib);
+    [] if it is ours but does not exist."""
+    parts = name.split(".")
+    root = next((r for r in roots if (r / parts[0]).is_dir() or (r / f"{parts[0]}.py").is_file()),
+                None)
+    if root is None:
+        return None
+    files, here = [], root
+    for i, part in enumerate(parts):
+        here = here / part
+        if (here / "__init__.py").is_file():
+            files.append(here / "__init__.py")
+        elif i == len(parts) - 1 and here.with_suffix(".py").is_file():
+            files.append(here.with_suffix(".py"))
+        else:
+            return []
+    return files
+
+
+def gem5_loaded_files(repo: Path) -> tuple[set[Path], list[str]]:
+    """Every file of ``repo`` gem5 loads through configs/schedlab_gem5.py, and the imports
+    of our own code that do not resolve (a module or name that is not there)."""
+    roots = [repo / "configs", repo]
+    script = repo / "configs" / "schedlab_gem5.py"
+    seen, todo, problems = set(), [script], []
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        tree = ast.parse(path.read_text(), str(path))
+        package = path.parent.relative_to(next(r for r in roots if r in path.parents))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                wanted = [(a.name, None) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.parts[:len(package.parts) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                wanted = [(base, a.name) for a in node.names]
+            else:
+                continue
+            for module, name in wanted:
+                files = _module_files(module, roots)
+                if files is None:
+                    continue                      # gem5's or the standard library's
+                where = f"{path.relative_to(repo)}:{node.lineno}"
+                if not files:
+                    problems.append(f"{where}: no module {module}")
+                    continue
+                todo += files
+                if name is None or name == "*":
+                    continue
+                sub = _module_files(f"{module}.{name}", roots)
+                if sub:
+                    todo += sub
+                elif name not in _top_level_names(ast.parse(files[-1].read_text())):
+                    problems.append(f"{where}: {module} has no {name}")
+    return seen, problems
+
+
+def _repo_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "repo"
+    for part in ("configs", "schedlab"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def test_gem5_side_code_compiles_and_its_imports_resolve():
+    # The gem5-side files import m5, so they cannot be imported here: compile them, and
+    # check that every import of our own code names a module and a name that exist.
+    loaded, problems = gem5_loaded_files(REPO)
+    for path in loaded:
         compile(path.read_text(), str(path), "exec")
+    assert problems == []
+    # Of this package, gem5 loads the plan and attribution modules (and their packages);
+    # gem5's embedded Python has nothing but the standard library for them.
+    ours = {p.relative_to(REPO).as_posix() for p in loaded if "schedlab" in p.parts}
+    assert {"schedlab/backends/gem5/plan.py", "schedlab/backends/gem5/attribution.py"} <= ours
+    for rel in ours:
+        tree = ast.parse((REPO / rel).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+                for top in ([a.name for a in node.names] if isinstance(node, ast.Import)
+                            else [node.module]):
+                    top = top.split(".")[0]
+                    assert top in sys.stdlib_module_names | {"__future__", "schedlab"}, (rel, top)
 
 
-def test_config_hash_is_stable():
-    h = binary.config_hash()
-    assert len(h) == 64 and h == binary.config_hash()
+def test_import_check_finds_a_module_that_is_not_there(tmp_path):
+    # The check above is only worth something if it fails: a stale module name (as
+    # schedlab.gem5_plan was once, after the plan moved) and a missing name are found.
+    copy = _repo_copy(tmp_path)
+    hierarchy = copy / "configs" / "components" / "hierarchy.py"
+    text = hierarchy.read_text()
+    hierarchy.write_text(text + "\n\ndef _stale():\n    from schedlab import gem5_plan\n"
+                         "    from schedlab.backends.gem5.plan import NO_SUCH_NAME\n")
+    _, problems = gem5_loaded_files(copy)
+    assert len(problems) == 2
+    assert "schedlab has no gem5_plan" in problems[0] + problems[1]
+    assert "schedlab.backends.gem5.plan has no NO_SUCH_NAME" in problems[0] + problems[1]
+
+
+def test_config_hash_covers_exactly_the_files_gem5_loads(tmp_path):
+    loaded, _ = gem5_loaded_files(REPO)
+    assert set(binary.gem5_side_files()) == loaded
+    # On a copy of the repository: the same code gives the same hash wherever it lies; any
+    # change to a file gem5 loads changes it, and a change to any other file does not.
+    copy = _repo_copy(tmp_path)
+    base = binary.config_hash(copy)
+    assert len(base) == 64 and base == binary.config_hash()
+    in_copy = {copy / p.relative_to(REPO) for p in loaded}
+    others = [p for p in sorted(copy.rglob("*")) if p.is_file() and p not in in_copy]
+    assert len(others) > 20
+    for path in [*sorted(in_copy), *others]:
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# touched\n")
+        changed = binary.config_hash(copy) != base
+        path.write_bytes(original)
+        assert changed == (path in in_copy), path.relative_to(copy)
+    assert binary.config_hash(copy) == base
 
 
 def test_roi_is_first_dump_at_or_after_each_workend():

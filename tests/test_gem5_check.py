@@ -73,3 +73,22 @@ def test_numa_node_memory_must_be_the_banks():
     problems = _problems(machine, skewed)
     assert "node1: guest memory 781 MiB, modelled banks 1536 MiB" in problems
     assert any(p.startswith("node0: guest memory") for p in problems)
+
+
+# The arguments gem5 guests have had since 2026-11-23 (the TSC clock, the periodic tick).
+NEW_ARGS = ("tsc=reliable", "tsc_early_khz=", "nohz=off")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_fixture_command_line_is_current_or_annotated(path):
+    # A fixture made with an older kernel command line must say so in the README, and must
+    # have exactly the older line the README describes (today's less the TSC/tick args).
+    from schedlab.backends.gem5.checkpoint import run_kernel_args
+    machine = _machine(path)
+    current = run_kernel_args(machine, plan_from_dict(machine))
+    recorded = json.loads(path.read_text())["kernel.cmdline"].split()
+    if recorded == current:
+        return
+    readme = (DATA / "README.md").read_text()
+    assert f"| `{path.name}` |" in readme, f"{path.name}: old command line not annotated"
+    assert recorded == [a for a in current if not a.startswith(NEW_ARGS)], recorded

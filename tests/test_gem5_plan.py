@@ -58,15 +58,54 @@ def test_clovertown_mmp_two_l2_groups():
     assert p.default_cpu == "o3"
 
 
+def _decode_cpuid(core) -> dict:
+    """A core's CPUID registers decoded by the x86 specification. gem5's X86ISA parameters
+    list each leaf as [EAX, EBX, EDX, ECX] (``CpuidResult(rax, rbx, rdx, rcx)`` in gem5's
+    src/arch/x86/cpuid.hh). Leaf 1: EBX[31:24] the initial APIC id, EBX[15:8] the CLFLUSH
+    line in 8-byte units, EDX bit 9 an on-chip APIC. Leaf 0x80000008: ECX[7:0] the number of
+    cores in the package less one, ECX[15:12] how many low APIC id bits number the core in
+    the package (Linux: package id = APIC id >> those bits)."""
+    eax1, ebx1, edx1, ecx1 = core.cpuid_family_model_stepping
+    eax8, ebx8, edx8, ecx8 = core.cpuid_long_mode_address_size
+    return {"apic_id": ebx1 >> 24, "clflush_bytes": ((ebx1 >> 8) & 0xFF) * 8,
+            "apic": bool(edx1 >> 9 & 1), "cores": (ecx8 & 0xFF) + 1,
+            "core_bits": (ecx8 >> 12) & 0xF, "address_bits": (eax8 & 0xFF, eax8 >> 8 & 0xFF)}
+
+
+@pytest.mark.parametrize("name", machine_names())
+def test_cpuid_values_decode_to_the_catalogue_llc_groups(name):
+    # The oracle is the catalogue (not the plan): decoding each core's CPUID as a guest
+    # does must give back the machine's LLC groups.
+    spec = load_machine(name)
+    cores = [_decode_cpuid(c) for c in plan(name).cores]
+    assert all(c["apic"] and c["clflush_bytes"] == 64 for c in cores)
+    assert all(c["address_bits"] == (48, 48) for c in cores)
+    ids = [c["apic_id"] for c in cores]
+    assert len(set(ids)) == len(ids) and max(ids) < 256      # xAPIC ids are 8 bits
+    packages: dict[int, list[int]] = {}
+    for i, c in enumerate(cores):
+        mask = (1 << c["core_bits"]) - 1
+        assert c["cores"] <= mask + 1          # the core-id field can number every core
+        packages.setdefault(c["apic_id"] >> c["core_bits"], []).append(i)
+    assert sorted(packages.values()) == sorted(list(g) for g in spec.llc_groups)
+    biggest = max(len(g) for g in spec.llc_groups)
+    assert {c["cores"] for c in cores} == {biggest}
+
+
 def test_cpuid_values_reproduce_design_notes():
-    # design.md: two L2 groups of two cores -> EBX = i<<24 | 0x805, ECX(0x80000008) = 1<<12 | 1
+    # Worked by hand from design.md: Clovertown E5320, two L2 groups of two cores -> initial
+    # APIC ids 0, 1 | 2, 3, one core-id bit, two cores per package: leaf 1 EBX = id << 24 |
+    # 0x805 (CLFLUSH 8 x 8 B, brand 5); leaf 0x80000008 ECX = 1 << 12 | (2 - 1).
     p = plan("clovertown-e5320")
-    for core in p.cores:
-        assert core.cpuid_family_model_stepping == (0x00020F51, (core.index << 24) | 0x805,
-                                                    0xEFDBFBFF, 0x00000209)
-        assert core.cpuid_long_mode_address_size == (0x00003030, 0, 0, (1 << 12) | 1)
-    assert p.guest_packages() == [[0, 1], [2, 3]]
-    assert p.apic_ids_match_firmware
+    assert [c.cpuid_family_model_stepping for c in p.cores] == [
+        (0x00020F51, ebx, 0xEFDBFBFF, 0x00000209)
+        for ebx in (0x00000805, 0x01000805, 0x02000805, 0x03000805)]
+    assert [c.cpuid_long_mode_address_size for c in p.cores] == [(0x3030, 0, 0, 0x1001)] * 4
+    # Westmere: two groups of six -> three core-id bits, ids 0-5 and 8-13, ECX = 3 << 12 | 5.
+    w = plan("westmere-x5660")
+    assert [c.cpuid_family_model_stepping[1] >> 24 for c in w.cores] == [
+        0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13]
+    assert {c.cpuid_long_mode_address_size for c in w.cores} == {(0x3030, 0, 0, 0x3005)}
     assert CPUID1_EBX_LOW == 0x805
 
 

@@ -7,6 +7,7 @@ workbegin/workend), saved with SCHEDLAB_UPDATE_FIXTURES=1. See tests/data/gem5/R
 """
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -17,33 +18,71 @@ DATA = Path(__file__).parent / "data" / "gem5"
 FIXTURES = sorted(DATA.glob("stats-*.txt.gz"))
 
 
+# Read off the first (region-of-interest) block of each fixture by hand: per core
+# numCycles and commitStats0.numInsts (the Timing cores' thread_0.numInsts reads 0), the
+# demand misses of every cache instance, simSeconds, and gem5's own IPC of core 0.
+HAND = {
+    "stats-clovertown-e5320-mup-o3.txt.gz": {
+        "cycles": (2401125, 130800), "insts": (2246963, 11157), "l1d": (64054, 372),
+        "l1i": (784, 1093), "l2": (2538,), "sim_seconds": 0.001292, "gem5_ipc0": 0.935796},
+    "stats-clovertown-e5320-mup-timing.txt.gz": {
+        "cycles": (12111903, 761816436), "insts": (2269062, 26176), "l1d": (65754, 285),
+        "l1i": (813, 947), "l2": (2597,), "sim_seconds": 0.006516, "gem5_ipc0": 0.187341},
+}
+
+
+def _grep(block: str, name: str) -> float:
+    """The value of stat ``name`` in one dump's text, found without schedlab's parser."""
+    m = re.search(rf"^{re.escape(name)}\s+(\S+)", block, re.MULTILINE)
+    assert m, name
+    return float(m.group(1))
+
+
 @pytest.mark.skipif(not FIXTURES, reason="no real gem5 stats fixtures yet; produce them with "
                     "GEM5=... SCHEDLAB_UPDATE_FIXTURES=1 pytest tests/test_gem5_integration.py")
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_real_stats(path):
-    dumps = parse_stats(gzip.open(path, "rt").read())
-    assert len(dumps) >= 2          # the ROI dump at workend and the final dump at exit
+    text = gzip.open(path, "rt").read()
+    hand = HAND[path.name]
+    # The hand-read numbers are those of the file's first block (checked with a plain
+    # regular expression, not the module under test).
+    first = text.split("---------- End Simulation Statistics")[0]
+    core = "board.processor.cores{}.core."
+    for i in (0, 1):
+        assert _grep(first, core.format(i) + "numCycles") == hand["cycles"][i]
+        assert _grep(first, core.format(i) + "commitStats0.numInsts") == hand["insts"][i]
+    for cache in ("l1d", "l1i", "l2"):
+        for i, n in enumerate(hand[cache]):
+            assert _grep(first, f"board.cache_hierarchy.{cache}_{i}.demandMisses::total") == n
+    assert _grep(first, "simSeconds") == hand["sim_seconds"]
+    assert _grep(first, core.format(0) + "ipc") == hand["gem5_ipc0"]
+
+    dumps = parse_stats(text)
+    assert len(dumps) == text.count("Begin Simulation Statistics") >= 2   # ROI + exit dump
     roi = dumps[0]
-    assert roi["simTicks"] > 0 and roi["finalTick"] >= roi["simTicks"]
-    cores = core_summary(roi)
-    assert set(cores) == {0, 1}
-    busy = max(cores.values(), key=lambda c: c.get("insts", 0))
-    assert busy["insts"] > 200_000
-    width = 1 if "-timing" in path.name else 4
-    assert 0 < busy["ipc"] <= width
-    caches = cache_summary(roi)
-    assert {"l1d_0", "l1d_1", "l1i_0", "l1i_1"} <= set(caches)
-    for c in caches.values():
+    assert set(core_summary(roi)) == {0, 1}
+    for c in cache_summary(roi).values():
         assert c["demandAccesses"] == c["demandHits"] + c["demandMisses"]
 
-    # The results table's numbers for this region: the busy core's IPC, misses of every
-    # instance of a catalogue cache summed and divided by all cores' instructions.
+    # The results table's numbers for this region, computed by hand: the busiest core's
+    # (core 0's) IPC = committed instructions / cycles, which gem5 prints as well; misses
+    # of every instance of a cache summed, per 1000 instructions of both cores.
     m = region_metrics(roi)
-    assert m["ipc"] == busy["ipc"] and m["cycles"] == busy["cycles"]
-    assert m["insts"] == sum(c["insts"] for c in cores.values())
-    assert m["l1d_misses"] == caches["l1d_0"]["demandMisses"] + caches["l1d_1"]["demandMisses"]
-    assert m["l2_mpki"] == pytest.approx(1000 * caches["l2_0"]["demandMisses"] / m["insts"])
-    assert m["sim_seconds"] == roi["simSeconds"] > 0
+    insts = sum(hand["insts"])
+    # (to the 6 decimals gem5 prints its ipc with)
+    assert m["ipc"] == pytest.approx(hand["insts"][0] / hand["cycles"][0], abs=1e-6)
+    assert m["cycles"] == hand["cycles"][0]
+    assert m["insts"] == insts
+    for cache in ("l1d", "l1i", "l2"):
+        assert m[f"{cache}_misses"] == sum(hand[cache])
+        assert m[f"{cache}_mpki"] == pytest.approx(1000 * sum(hand[cache]) / insts, rel=1e-9)
+    assert m["sim_seconds"] == hand["sim_seconds"]
+    width = 1 if "-timing" in path.name else 4
+    assert 0 < m["ipc"] <= width
+
+
+def test_every_stats_fixture_has_hand_read_values():
+    assert {p.name for p in FIXTURES} == set(HAND)
 
 
 def test_task_attribution_between_switches():

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-
 from schedlab.guest import kernel
 from schedlab.errors import UserError
 

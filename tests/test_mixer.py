@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import re
 import statistics
 import subprocess
 from pathlib import Path
@@ -57,13 +59,117 @@ def test_host_analysis_agrees_with_the_program(small_run):
     assert sum(run_.production_ns) == v["total_ns"]
 
 
+def _map_bytes_bound(samples: int, cpus: int = 62) -> int:
+    """What cpus.csv and handover.csv may take each, whatever the migrations: at most one
+    symbol per task and sample -- a character for CPUs 0-61, (N) beyond -- plus a row of at
+    most 4000 characters' overhead (about 30 bytes) and the header."""
+    symbol = 1 if cpus <= 62 else len(f"({cpus - 1})")
+    per_task = samples * symbol + (samples * symbol // 4000 + 1) * 30
+    return len(mixer.TASKS) * per_task + 100
+
+
 def test_output_is_compact_at_paper_size(exe, tmp_path):
-    # 150 000 samples is the paper's size; its files must stay well under a few MB.
-    r, v = run(exe, tmp_path, "--samples", "150000", "--packet", "64", "--no-verify", timeout=120)
+    # 150 000 samples is the paper's size. Whatever the host's scheduler does with the
+    # threads, the migration maps take at most a byte per task and sample (the worst case
+    # is test_output_stays_compact_when_every_sample_migrates); production.csv is a line
+    # per sample and exec.csv at most 10 000 rows.
+    samples = 150_000
+    r, v = run(exe, tmp_path, "--samples", str(samples), "--packet", "64", "--no-verify",
+               timeout=120)
     assert r.returncode == 0, r.stderr
-    total = sum((tmp_path / f).stat().st_size for f in mixer.FILES)
-    assert total < 3_000_000, total
-    assert len(mixer.load(tmp_path).production_ns) == 149_999
+    size = {f: (tmp_path / f).stat().st_size for f in mixer.FILES}
+    host_cpus = os.cpu_count() or 1
+    assert size["cpus.csv"] <= _map_bytes_bound(samples, host_cpus), size
+    assert size["handover.csv"] <= _map_bytes_bound(samples, host_cpus), size
+    assert len((tmp_path / "exec.csv").read_text().splitlines()) <= 10_001
+    assert size["exec.csv"] <= 10_001 * 8 * 11, size        # 8 columns of at most 10 digits
+    run_ = mixer.load(tmp_path)
+    assert len(run_.production_ns) == samples - 1
+    # Each map grows with the CPU changes it records, not with the samples.
+    changes = sum(v[f"{t}_cpu_changes"] for t in mixer.TASKS)
+    # (a change starts a run: its symbol and {count}, at most 14 characters)
+    assert size["cpus.csv"] <= 30 + len(mixer.TASKS) * 40 + 14 * changes, (size, changes)
+
+
+# --------------------------------------------------------------------------------------
+# The worst case, made on purpose: the mixer built with a sched_getcpu() whose answer is
+# a fixed function of how often the calling thread has asked. Each task asks twice per
+# sample (input in hand, output handed over), so sample n of every task was taken on
+# fake_cpu(2n) and handed over on fake_cpu(2n + 1) -- an oracle for the whole round trip
+# through the mixer's writer and this package's reader.
+FAKE_GETCPU_C = r"""
+#include <stdint.h>
+static __thread uint32_t calls;
+int schedlab_fake_getcpu(void)
+{
+	uint32_t x = calls++ * 0x9E3779B1u;
+
+	x ^= x >> 15;
+	x *= 0x85EBCA6Bu;
+	x ^= x >> 13;
+	return (int)(x % FAKE_CPUS);
+}
+"""
+
+
+def fake_cpu(k: int, cpus: int) -> int:
+    x = (k * 0x9E3779B1) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x85EBCA6B) & 0xFFFFFFFF
+    x ^= x >> 13
+    return x % cpus
+
+
+@pytest.fixture(scope="module")
+def fake_build(tmp_path_factory):
+    """mixer.c built natively with the stand-in sched_getcpu, per number of fake CPUs."""
+    built = {}
+
+    def build(cpus: int) -> Path:
+        if cpus not in built:
+            d = tmp_path_factory.mktemp(f"fake{cpus}")
+            (d / "fake_getcpu.c").write_text(FAKE_GETCPU_C)
+            cmd = programs.guest_compile_command(
+                [programs.WORKLOADS / "mixer" / "mixer.c", d / "fake_getcpu.c"], d / "mixer",
+                ["-pthread"], [*programs.CFLAGS, "-Dsched_getcpu=schedlab_fake_getcpu",
+                               f"-DFAKE_CPUS={cpus}"])
+            subprocess.run(cmd, check=True, capture_output=True, text=True)
+            built[cpus] = d / "mixer"
+        return built[cpus]
+    return build
+
+
+@pytest.mark.parametrize("cpus", [2, 16, 80])   # 80: CPUs past the one-character symbols
+def test_maps_round_trip_whatever_the_migrations(fake_build, tmp_path, cpus):
+    samples = 2000
+    r, v = run(fake_build(cpus), tmp_path, "--samples", str(samples), "--packet", "64")
+    assert r.returncode == 0, r.stderr
+    run_ = mixer.load(tmp_path)
+    taken = [fake_cpu(2 * n, cpus) for n in range(samples)]
+    handed = [fake_cpu(2 * n + 1, cpus) for n in range(samples)]
+    changes = sum(1 for a, b in zip(taken, taken[1:]) if a != b)
+    assert changes > samples * (1 - 1 / cpus) * 0.9          # it really migrates
+    for task in mixer.TASKS:
+        assert run_.cpu_map[task] == taken, task
+        assert run_.cpu_out(task) == handed, task
+        assert v[f"{task}_cpu_changes"] == changes                # the program's own count
+        assert mixer.cpu_changes(run_.cpu_map[task]) == changes
+
+
+def test_output_stays_compact_when_every_sample_migrates(fake_build, tmp_path):
+    # Paper size, 16 CPUs: nearly every sample of every task is taken on another CPU than
+    # the one before, and handed over on yet another.
+    samples = 150_000
+    r, _ = run(fake_build(16), tmp_path, "--samples", str(samples), "--packet", "64",
+               "--no-verify", timeout=120)
+    assert r.returncode == 0, r.stderr
+    for name in ("cpus.csv", "handover.csv"):
+        size = (tmp_path / name).stat().st_size
+        assert size <= _map_bytes_bound(samples), (name, size)
+        assert size >= len(mixer.TASKS) * samples * 0.9           # the worst case it is
+    run_ = mixer.load(tmp_path)
+    assert run_.cpu_map["mixer2"][-1] == fake_cpu(2 * (samples - 1), 16)
+    assert run_.cpu_out("wave0")[12345] == fake_cpu(2 * 12345 + 1, 16)
 
 
 def test_result_does_not_depend_on_the_schedule(exe, tmp_path):
@@ -148,6 +254,60 @@ def test_affine_fraction_and_migrations_map(tmp_path):
 def test_broken_migrations_map_is_rejected(tmp_path, runs, what):
     _write(tmp_path, runs, TOPO, 10)
     with pytest.raises(UserError, match=what):
+        mixer.load(tmp_path)
+
+
+def test_decode_cpus():
+    assert mixer.decode_cpus("0{3}1a(70)Z{2}") == [0, 0, 0, 1, 10, 70, 61, 61]
+    assert mixer.decode_cpus("(-1)") == [-1]                 # sched_getcpu() failed
+    assert mixer.decode_cpus(".{2}3", same_allowed=True) == [None, None, 3]
+    for bad in ("0{0}", "0{", "{3}", "0,1", "(x)", ".", "0{2"):
+        with pytest.raises(ValueError):
+            mixer.decode_cpus(bad)
+
+
+def _write_coded(d: Path, rows: list[str], handover: list[str], samples: int) -> None:
+    _write(d, [], TOPO, samples)
+    (d / "cpus.csv").write_text("task,first,last,cpus\n" + "".join(r + "\n" for r in rows))
+    (d / "handover.csv").write_text("task,first,last,cpus\n"
+                                    + "".join(r + "\n" for r in handover))
+
+
+def test_coded_maps_read_as_the_runs_they_code(tmp_path):
+    # test_affine_fraction_and_migrations_map's maps, in today's code; mixer0's and
+    # mixer1's rows split in two. mixer0 hands sample 2 over on CPU 3, wave3 sample 9 on 0.
+    rows = ["wave0,0,9,0{10}", "wave1,0,9,1{10}", "wave2,0,9,2{10}", "wave3,0,9,3{10}",
+            "mixer0,0,3,1111", "mixer0,4,9,11222{1}2", "mixer1,0,4,0{5}", "mixer1,5,9,0{5}",
+            "mixer2,0,9,0{10}"]
+    same = [f"{t},0,9,.{{10}}" for t in mixer.TASKS if t not in ("mixer0", "wave3")]
+    _write_coded(tmp_path, rows, [*same, "mixer0,0,9,..3.{7}", "wave3,0,9,.{9}0"], 10)
+    r = mixer.load(tmp_path)
+    assert r.cpu_map["mixer0"] == [1] * 6 + [2] * 4 and r.cpu_map["mixer1"] == [0] * 10
+    # mixer1 (CPU 0) shares an LLC with a producer's hand-over only at sample 9 (wave3, CPU 0)
+    assert mixer.affine_fraction(r, "mixer1") == 0.1
+    assert r.handover == {"mixer0": {2: 3}, "wave3": {9: 0}}
+    assert r.cpu_out("mixer0")[:4] == [1, 1, 3, 1]
+    assert mixer.report(r)["tasks"]["mixer0"]["cpu_changes"] == 1
+
+
+GOOD_ROWS = [f"{t},0,9,0{{10}}" for t in mixer.TASKS]
+GOOD_SAME = [f"{t},0,9,.{{10}}" for t in mixer.TASKS]
+
+
+@pytest.mark.parametrize("rows, handover, what", [
+    (GOOD_ROWS[1:], GOOD_SAME, "tasks"),
+    (["wave0,1,9,0{9}"] + GOOD_ROWS[1:], GOOD_SAME, "does not follow"),
+    (["wave0,0,9,0{9}"] + GOOD_ROWS[1:], GOOD_SAME, "codes 9 samples, not 10"),
+    (["wave0,0,8,0{9}"] + GOOD_ROWS[1:], GOOD_SAME, "different sample counts"),
+    (["wave0,0,9,0{9}!"] + GOOD_ROWS[1:], GOOD_SAME, "unreadable at character 5"),
+    (["wave0,0,9,.{10}"] + GOOD_ROWS[1:], GOOD_SAME, "only handover.csv"),
+    (["wave9,0,9,0{10}"] + GOOD_ROWS[1:], GOOD_SAME, "unknown task 'wave9'"),
+    (GOOD_ROWS, GOOD_SAME[:-1], "tasks"),
+    (GOOD_ROWS, ["wave0,0,8,.{9}"] + GOOD_SAME[1:], "wave0 covers 9 samples, cpus.csv 10"),
+])
+def test_broken_coded_maps_are_rejected(tmp_path, rows, handover, what):
+    _write_coded(tmp_path, rows, handover, 10)
+    with pytest.raises(UserError, match=re.escape(what)):
         mixer.load(tmp_path)
 
 

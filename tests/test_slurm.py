@@ -57,10 +57,12 @@ def slurm_cluster():
 
 def campaign() -> list[RunRequest]:
     # Distinct runs: each memlat runs for a different number of seconds (a real difference
-    # of the workload, so each has its own run id); 4 s and more, so a task can be caught
-    # while its guest runs.
+    # of the workload, so each has its own run id). The first two are cancelled and killed
+    # while their guests run, after both have booted: 30 s and more, so that the first is
+    # still running however much later a busy host boots the second; the others 4 s and more.
     return [RunRequest(machine=MACHINE, backend="qemu",
-                       jobs=(WorkloadRequest("memlat", size="small", duration=float(4 + i)),),
+                       jobs=(WorkloadRequest("memlat", size="small",
+                                             duration=float(30 + i if i < 2 else 4 + i)),),
                        label={"rep": i})
             for i in range(RUNS)]
 

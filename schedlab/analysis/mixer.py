@@ -4,12 +4,19 @@ The mixer leaves four CSV files in its output directory (a run's
 ``artifacts/mixer/<rep>/`` or, natively, ``--out``):
 
 - ``production.csv``: production time of every sample after the first (t[n] - t[n-1], ns);
-- ``cpus.csv``: the migrations map as runs ``task,first,last,cpu``: the CPU where the task had
-  sample first..last's input in hand (a wave its computed packet, a mixer both inputs taken);
-- ``handover.csv``: ``task,sample,cpu`` for the samples a task handed over (wrote to its output
-  buffer and posted) on another CPU, having blocked on the full buffer and moved meanwhile;
+- ``cpus.csv``: the migrations map, rows ``task,first,last,cpus``: the CPU of each sample
+  first..last where the task had its input in hand (a wave its computed packet, a mixer both
+  inputs taken), run-length coded (:func:`decode_cpus`: one character per CPU 0-61, ``(N)``
+  for any CPU, ``{K}`` after a symbol for K samples), so the map takes at most about one
+  byte per task and sample whatever the migrations;
+- ``handover.csv``: likewise the CPU where the task handed each sample over (wrote it to its
+  output buffer and posted), ``.`` where that is the CPU of ``cpus.csv``; it differs when the
+  task blocked on the full buffer and moved meanwhile;
 - ``exec.csv``: execution time (thread CPU time) per task, every ``exec_stride``-th sample;
 - ``topology.csv``: for each CPU, the CPUs sharing its last-level cache as the guest reports it.
+
+Runs written before this code (``cpus.csv`` as runs ``task,first,last,cpu``, ``handover.csv``
+as ``task,sample,cpu`` rows) are read too.
 
 This module turns them into the paper's measures: mu, sigma and rho = mu + 2 sigma of the
 production time (Table I), its ECDF (Figs. 7-8), the migrations map task x sample -> CPU
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,16 +133,68 @@ def read_production(path: Path) -> list[int]:
     return values
 
 
-def read_cpu_map(path: Path) -> dict[str, list[int]]:
-    """Expand the runs of cpus.csv to task -> CPU per sample; checks the runs tile the samples."""
-    rows = _rows(path, ["task", "first", "last", "cpu"])
+# The cpus code of cpus.csv and handover.csv (workloads/mixer/mixer.c write_map).
+CPU_SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_RUN = re.compile(r"(?:([0-9a-zA-Z.])|\((-?\d+)\))(?:\{(\d+)\})?")
+SAME = None  # handover.csv's '.': handed over on the CPU where the input was taken
+
+
+def decode_cpus(code: str, same_allowed: bool = False) -> list[int | None]:
+    """One CPU per sample from a cpus field: ``0``-``9a-zA-Z`` are CPUs 0-61, ``(N)`` is
+    CPU N, ``.`` (if ``same_allowed``) is :data:`SAME`; ``{K}`` after a symbol repeats it K
+    times. Raises ValueError on anything else."""
+    out: list[int | None] = []
+    pos = 0
+    while pos < len(code):
+        m = _RUN.match(code, pos)
+        if not m:
+            raise ValueError(f"unreadable at character {pos + 1}: {code[pos:pos + 12]!r}")
+        char, number, count = m.groups()
+        times = int(count) if count is not None else 1
+        if times < 1:
+            raise ValueError(f"a run of {times} samples at character {pos + 1}")
+        if number is not None:
+            cpu: int | None = int(number)
+        elif char == ".":
+            if not same_allowed:
+                raise ValueError(f"'.' at character {pos + 1} (only handover.csv has it)")
+            cpu = SAME
+        else:
+            cpu = CPU_SYMBOLS.index(char)
+        out.extend([cpu] * times)
+        pos = m.end()
+    return out
+
+
+def _read_maps(path: Path, same_allowed: bool) -> dict[str, list[int | None]]:
+    """task -> one entry per sample from rows task,first,last,cpus, checked: known tasks,
+    rows following each other from sample 0, each row's code covering first..last."""
+    out: dict[str, list[int | None]] = {}
+    for r in _rows(path, ["task", "first", "last", "cpus"]):
+        task = r["task"]
+        if task not in TASKS:
+            raise _bad(path, f"unknown task {task!r}")
+        cpus = out.setdefault(task, [])
+        try:
+            first, last = int(r["first"]), int(r["last"])
+            decoded = decode_cpus(r["cpus"] or "", same_allowed)
+        except ValueError as e:
+            raise _bad(path, f"{task}: row {r['first']}..{r['last']}: {e}") from None
+        if first != len(cpus) or last < first:
+            raise _bad(path, f"{task}: run {first}..{last} does not follow sample {len(cpus) - 1}")
+        if len(decoded) != last - first + 1:
+            raise _bad(path, f"{task}: row {first}..{last} codes {len(decoded)} samples, "
+                             f"not {last - first + 1}")
+        cpus.extend(decoded)
+    return out
+
+
+def _read_old_cpu_runs(path: Path) -> dict[str, list[int]]:
+    """cpus.csv as older mixers wrote it: one row per run, ``task,first,last,cpu``."""
     runs: dict[str, list[tuple[int, int, int]]] = {}
-    for r in rows:
+    for r in _rows(path, ["task", "first", "last", "cpu"]):
         runs.setdefault(r["task"], []).append((int(r["first"]), int(r["last"]), int(r["cpu"])))
-    if set(runs) != set(TASKS):
-        raise _bad(path, f"tasks {sorted(runs)}, expected {list(TASKS)}")
     out: dict[str, list[int]] = {}
-    lengths = set()
     for task, task_runs in runs.items():
         cpus: list[int] = []
         for first, last, cpu in task_runs:
@@ -142,19 +202,51 @@ def read_cpu_map(path: Path) -> dict[str, list[int]]:
                 raise _bad(path, f"{task}: run {first}..{last} does not follow sample {len(cpus) - 1}")
             cpus.extend([cpu] * (last - first + 1))
         out[task] = cpus
-        lengths.add(len(cpus))
+    return out
+
+
+def _header(path: Path) -> list[str] | None:
+    if not path.is_file():
+        _rows(path)  # the missing-file error
+    with open(path, newline="") as f:
+        return next(csv.reader(f), None)
+
+
+def read_cpu_map(path: Path) -> dict[str, list[int]]:
+    """task -> CPU per sample from cpus.csv; checks every task is there, the rows tile the
+    samples from 0 and all tasks cover as many samples."""
+    if _header(path) == ["task", "first", "last", "cpu"]:
+        out = _read_old_cpu_runs(path)
+    else:
+        out = _read_maps(path, same_allowed=False)  # type: ignore[assignment]
+    if set(out) != set(TASKS):
+        raise _bad(path, f"tasks {sorted(out)}, expected {list(TASKS)}")
+    lengths = {len(cpus) for cpus in out.values()}
     if len(lengths) != 1:
         raise _bad(path, f"tasks cover different sample counts {sorted(lengths)}")
     return out
 
 
 def read_handover(path: Path, samples: int) -> dict[str, dict[int, int]]:
+    """task -> {sample: CPU} for the samples a task handed over on another CPU than the one
+    where it took the input."""
     out: dict[str, dict[int, int]] = {}
-    for r in _rows(path, ["task", "sample", "cpu"]):
-        task, n = r["task"], int(r["sample"])
-        if task not in TASKS or not 0 <= n < samples:
-            raise _bad(path, f"bad row {r}")
-        out.setdefault(task, {})[n] = int(r["cpu"])
+    if _header(path) == ["task", "sample", "cpu"]:  # older mixers: one row per such sample
+        for r in _rows(path, ["task", "sample", "cpu"]):
+            task, n = r["task"], int(r["sample"])
+            if task not in TASKS or not 0 <= n < samples:
+                raise _bad(path, f"bad row {r}")
+            out.setdefault(task, {})[n] = int(r["cpu"])
+        return out
+    maps = _read_maps(path, same_allowed=True)
+    if set(maps) != set(TASKS):
+        raise _bad(path, f"tasks {sorted(maps)}, expected {list(TASKS)}")
+    for task, cpus in maps.items():
+        if len(cpus) != samples:
+            raise _bad(path, f"{task} covers {len(cpus)} samples, cpus.csv {samples}")
+        moved = {n: cpu for n, cpu in enumerate(cpus) if cpu is not SAME}
+        if moved:
+            out[task] = moved  # type: ignore[assignment]
     return out
 
 

@@ -201,8 +201,16 @@ def build_user_program(path: Path) -> Path:
         return out
     with publish_dir(final) as tmp:
         tmp.chmod(0o755)
+        # Compile the copy that was hashed; its #line makes gcc name the user's own file
+        # (and lines) in every diagnostic, and all of gcc's output is shown on failure.
         src = tmp / path.name
-        src.write_bytes(data)
-        _compile([src], tmp / path.stem, ["-pthread", "-lm"], str(path))
+        literal = str(path).replace("\\", "\\\\").replace('"', '\\"')
+        src.write_bytes(f'#line 1 "{literal}"\n'.encode() + data)
+        r = subprocess.run(guest_compile_command([src], tmp / path.stem, ["-pthread", "-lm"]),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            report = r.stderr.replace(str(src), str(path)).rstrip()
+            raise UserError(f"building {path} failed ({GUEST_CC} exited {r.returncode}):\n"
+                            f"{report or '(no output)'}")
         src.unlink()
     return out

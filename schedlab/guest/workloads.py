@@ -180,14 +180,30 @@ def get(name: str) -> Workload:
     return registry[name]
 
 
+def _metric_key(line: str) -> str | None:
+    """The key of a ``key=value`` line (a key has no spaces), else None."""
+    key, sep, _ = line.strip().partition("=")
+    key = key.strip()
+    return key if sep and key and " " not in key else None
+
+
+def plain_output(text: str) -> list[str]:
+    """The lines of a program's output that are not ``key=value`` (a user program's own
+    messages), without trailing blank lines."""
+    lines = [line for line in text.splitlines() if _metric_key(line) is None]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
 def parse_output(text: str) -> dict:
     """``key=value`` lines to a dict; decimal ints and floats become numbers (0x.. stays text)."""
     out: dict = {}
     for line in text.splitlines():
-        key, sep, value = line.strip().partition("=")
-        key = key.strip()
-        if not sep or not key or " " in key:
+        key = _metric_key(line)
+        if key is None:
             continue
+        value = line.strip().partition("=")[2]
         value = value.strip()
         try:
             out[key] = int(value, 10)

@@ -20,15 +20,22 @@
  * stdout: key=value results. Files in --out (default $SCHEDLAB_OUT, else
  * the current directory):
  *   production.csv  production time of every sample (t[n] - t[n-1], ns)
- *   cpus.csv        migrations map as runs: task,first,last,cpu; the CPU
- *                   where the task had its input of the sample in hand
- *                   (waves: packet computed; mixers: both inputs taken)
- *   handover.csv    task,sample,cpu for the samples a task handed over
- *                   (put into its output buffer) on another CPU than that
- *                   (it blocked on a full buffer and moved meanwhile)
+ *   cpus.csv        migrations map: task,first,last,cpus; cpus gives the
+ *                   CPU of each sample first..last where the task had its
+ *                   input in hand (waves: packet computed; mixers: both
+ *                   inputs taken), run-length coded (below)
+ *   handover.csv    task,first,last,cpus likewise: the CPU where the task
+ *                   handed the sample over (put it into its output buffer),
+ *                   '.' where that is the CPU of cpus.csv (it differs when
+ *                   the task blocked on a full buffer and moved meanwhile)
  *   exec.csv        execution time per task, every exec_stride-th sample
  *   topology.csv    cpu -> CPUs sharing its last-level cache, as the
  *                   system reports it
+ * The cpus code: one symbol per sample -- CPU 0-61 as one character of
+ * 0-9a-zA-Z, any CPU as (N), '.' (handover.csv) as said -- and a symbol
+ * followed by {K} stands for K samples. So the maps take at most about one
+ * byte per task and sample whatever the migrations, and a few bytes for a
+ * task that stays put; rows end after about ROW_CHARS characters.
  * Exit 0 only if the pipeline's output equals a sequential recomputation
  * and the timestamps are strictly increasing.
  */
@@ -347,6 +354,63 @@ static void write_topology(void)
 	fclose(f);
 }
 
+#define ROW_CHARS 4000
+#define SAME_CPU (1 << 20)	/* handover.csv: handed over where taken */
+
+static const char cpu_symbols[] =
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+static int map_symbol(const int16_t *cpu, const int16_t *same_as, long n)
+{
+	return same_as && cpu[n] == same_as[n] ? SAME_CPU : cpu[n];
+}
+
+/* One run: the symbol, repeated when short, else followed by {count} */
+static int format_run(char *buf, int symbol, long count)
+{
+	char one[16];
+	int len, i;
+
+	if (symbol == SAME_CPU)
+		len = snprintf(one, sizeof(one), ".");
+	else if (symbol >= 0 && symbol < (int)sizeof(cpu_symbols) - 1)
+		len = snprintf(one, sizeof(one), "%c", cpu_symbols[symbol]);
+	else
+		len = snprintf(one, sizeof(one), "(%d)", symbol);
+	if (len == 1 && count <= 4) {
+		for (i = 0; i < count; i++)
+			buf[i] = one[0];
+		return (int)count;
+	}
+	if (count == 1)
+		return sprintf(buf, "%s", one);
+	return sprintf(buf, "%s{%ld}", one, count);
+}
+
+/* Rows task,first,last,cpus of one task's map (same_as: '.' where equal) */
+static void write_map(FILE *f, int k, const int16_t *cpu, const int16_t *same_as)
+{
+	char row[ROW_CHARS + 64];
+	long first = 0, n = 0;
+	int len = 0;
+
+	while (n < samples) {
+		int symbol = map_symbol(cpu, same_as, n);
+		long end = n + 1;
+
+		while (end < samples && map_symbol(cpu, same_as, end) == symbol)
+			end++;
+		len += format_run(row + len, symbol, end - n);
+		n = end;
+		if (len >= ROW_CHARS || n == samples) {
+			row[len] = 0;
+			fprintf(f, "%s,%ld,%ld,%s\n", task_name[k], first, n - 1, row);
+			first = n;
+			len = 0;
+		}
+	}
+}
+
 static void write_outputs(void)
 {
 	long stride = samples > 10000 ? (samples + 9999) / 10000 : 1;
@@ -361,26 +425,15 @@ static void write_outputs(void)
 	fclose(f);
 
 	f = open_out("cpus.csv");
-	fprintf(f, "task,first,last,cpu\n");
-	for (k = 0; k < NTASKS; k++) {
-		long first = 0;
-
-		for (n = 1; n <= samples; n++) {
-			if (n < samples && tasks[k].cpu[n] == tasks[k].cpu[first])
-				continue;
-			fprintf(f, "%s,%ld,%ld,%d\n", task_name[k], first, n - 1,
-				tasks[k].cpu[first]);
-			first = n;
-		}
-	}
+	fprintf(f, "task,first,last,cpus\n");
+	for (k = 0; k < NTASKS; k++)
+		write_map(f, k, tasks[k].cpu, NULL);
 	fclose(f);
 
 	f = open_out("handover.csv");
-	fprintf(f, "task,sample,cpu\n");
+	fprintf(f, "task,first,last,cpus\n");
 	for (k = 0; k < NTASKS; k++)
-		for (n = 0; n < samples; n++)
-			if (tasks[k].cpu_out[n] != tasks[k].cpu[n])
-				fprintf(f, "%s,%ld,%d\n", task_name[k], n, tasks[k].cpu_out[n]);
+		write_map(f, k, tasks[k].cpu_out, tasks[k].cpu);
 	fclose(f);
 
 	f = open_out("exec.csv");

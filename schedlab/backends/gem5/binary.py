@@ -24,6 +24,12 @@ COMPONENTS = paths.CONFIGS / "components"
 class Gem5Error(UserError):
     """gem5 is missing, the wrong version, or ended abnormally (message has the log tail)."""
 
+    @classmethod
+    def not_set(cls) -> "Gem5Error":
+        return cls(f"GEM5 is not set; build gem5 {gem5_version_required()} "
+                   f"(scons build/X86/gem5.fast, see {build_docs()}) and export "
+                   f"GEM5=/path/to/gem5/build/X86/gem5.fast")
+
 
 def gem5_version_required() -> str:
     return str(paths.versions()["gem5"]["version"])
@@ -45,9 +51,7 @@ def find_gem5() -> Path:
     """The binary named by GEM5, or a one-line error saying how to get one."""
     value = os.environ.get("GEM5")
     if not value:
-        raise Gem5Error(f"GEM5 is not set; build gem5 {gem5_version_required()} "
-                        f"(scons build/X86/gem5.fast, see {build_docs()}) and export "
-                        f"GEM5=/path/to/gem5/build/X86/gem5.fast")
+        raise Gem5Error.not_set()
     path = Path(value).expanduser()
     if not path.is_file() or not os.access(path, os.X_OK):
         raise Gem5Error(f"GEM5={value} is not an executable file; point it at "
@@ -108,11 +112,16 @@ def check_version(info: Gem5Binary) -> None:
 def doctor() -> list[tuple[str, str, str]]:
     """(item, status, how to fix) rows for ``run.py doctor``."""
     rows = []
-    try:
-        info = probe()
-        rows.append(("gem5", f"ok: {info.path} (gem5 {info.version}, X86)", ""))
-    except Gem5Error as e:
-        rows.append(("gem5", "missing or unusable", str(e)))
+    if not os.environ.get("GEM5"):
+        # gem5 is optional: without it runs use QEMU (functional results only).
+        rows.append(("gem5", "not set (optional: runs use QEMU, no timing results)",
+                     str(Gem5Error.not_set())))
+    else:
+        try:
+            info = probe()
+            rows.append(("gem5", f"ok: {info.path} (gem5 {info.version}, X86)", ""))
+        except Gem5Error as e:
+            rows.append(("gem5", "unusable", str(e)))
     kvm = Path("/dev/kvm")
     usable = kvm.exists() and os.access(kvm, os.R_OK | os.W_OK)
     rows.append(("gem5 KVM boot (optional)",
@@ -122,11 +131,20 @@ def doctor() -> list[tuple[str, str, str]]:
     return rows
 
 
-def config_hash() -> str:
-    """Hash of our gem5-side code and the plan module: part of every gem5 run's id (a
-    checkpoint's key takes only the boot board's identity, ``checkpoint_key``)."""
-    here = Path(__file__).resolve().parent
-    # What gem5's own Python loads: our script, its components, and the two modules of
-    # this package it imports.
-    files = [SCRIPT, *sorted(COMPONENTS.glob("*.py")), here / "plan.py", here / "attribution.py"]
-    return hash_bytes(*[p.read_bytes() for p in files])
+def gem5_side_files(repo: Path = paths.REPO) -> list[Path]:
+    """The files of this repository that gem5's Python loads: our script, its components,
+    and the modules of this package the script imports, with their packages' ``__init__``
+    files (Python runs those too)."""
+    configs, here = repo / "configs", repo / "schedlab" / "backends" / "gem5"
+    return [configs / SCRIPT.name, *sorted((configs / COMPONENTS.name).glob("*.py")),
+            repo / "schedlab" / "__init__.py", here.parent / "__init__.py",
+            here / "__init__.py", here / "plan.py", here / "attribution.py"]
+
+
+def config_hash(repo: Path = paths.REPO) -> str:
+    """Hash of the gem5-side code (:func:`gem5_side_files`, by path within the repository
+    and content): part of every gem5 run's id (a checkpoint's key takes only the boot
+    board's identity, ``checkpoint_key``)."""
+    files = gem5_side_files(repo)
+    return hash_bytes(*[part for p in files
+                        for part in (p.relative_to(repo).as_posix(), p.read_bytes())])

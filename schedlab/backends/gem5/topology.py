@@ -3,7 +3,7 @@
 The in-guest runner reports what Linux built (``disk-images/rootfs/init``, report_topology):
 per CPU its package id, core siblings and scheduling-domain spans, and the NUMA nodes. On
 gem5 these must follow the catalogue: the cores sharing a last-level cache form one package
-(gem5_plan's CPUID values say so) with a multi-core (MC) scheduling domain spanning exactly
+(the plan's CPUID values say so) with a multi-core (MC) scheduling domain spanning exactly
 them, and the NUMA nodes (numa_emu_cpus of kernel-patches/0009) hold the catalogue's cores
 and the memory of the model's banks for that node.
 """

@@ -1,0 +1,114 @@
+"""Every import of schedlab's own code names a module and a name that exist.
+
+Imports (and the names used through them) inside functions and fixtures run only when those do (a gem5-only path, a fixture
+of a slow QEMU test), so a module that moved can hide there: test_kernel_series.py and a
+fixture of test_sched_qemu.py still imported ``schedlab.kernel`` and
+``schedlab.workloads`` after the package was split into folders. This reads every import
+statement of the package, the tests, the benchmarks and the notebooks without running them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _module_file(module: str) -> Path | None:
+    path = REPO.joinpath(*module.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _top_level_names(path: Path) -> set[str]:
+    names: set[str] = set()
+    todo = list(ast.parse(path.read_text()).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            todo += [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
+                     *[s for h in getattr(node, "handlers", []) for s in h.body]]
+    return names
+
+
+def _sources() -> list[tuple[str, str]]:
+    files = [*sorted((REPO / "schedlab").rglob("*.py")), *sorted((REPO / "tests").glob("*.py")),
+             *sorted((REPO / "bench").glob("*.py")), REPO / "run.py"]
+    out = [(str(p.relative_to(REPO)), p.read_text()) for p in files]
+    for nb in sorted((REPO / "analysis").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        # IPython magics and shell lines are not Python.
+        code = "\n".join(ln for ln in code.splitlines() if not ln.lstrip().startswith(("%", "!")))
+        out.append((str(nb.relative_to(REPO)), code))
+    return out
+
+
+def _problems(name: str, text: str) -> list[str]:
+    problems = []
+    tree = ast.parse(text, name)
+    modules: dict[str, str] = {}  # local name -> schedlab module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            wanted = [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            wanted = [(node.module, a.name) for a in node.names]
+        else:
+            continue
+        for module, attr in wanted:
+            if module.split(".")[0] != "schedlab":
+                continue
+            where = f"{name}:{node.lineno}"
+            path = _module_file(module)
+            if path is None:
+                problems.append(f"{where}: no module {module}")
+            elif attr not in (None, "*") and _module_file(f"{module}.{attr}") is None \
+                    and attr not in _top_level_names(path):
+                problems.append(f"{where}: {module} has no {attr}")
+            alias = next(a.asname for a in node.names if a.name == (attr or module))
+            if attr is not None and _module_file(f"{module}.{attr}"):
+                modules[alias or attr] = f"{module}.{attr}"
+            elif attr is None and alias:
+                modules[alias] = module
+    # Names used through a module's local name (W.binary with W = schedlab.guest.workloads).
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in modules:
+            module = modules[node.value.id]
+            path = _module_file(module)
+            if path and _module_file(f"{module}.{node.attr}") is None \
+                    and node.attr not in _top_level_names(path):
+                problems.append(f"{name}:{node.lineno}: {module} has no {node.attr}")
+    return problems
+
+
+SOURCES = _sources()
+
+
+@pytest.mark.parametrize("name,text", SOURCES, ids=[n for n, _ in SOURCES])
+def test_imports_of_schedlab_resolve(name, text):
+    assert _problems(name, text) == []
+
+
+def test_the_check_finds_stale_imports():
+    stale = ("from schedlab import kernel\n"
+             "def f():\n    from schedlab.guest import workloads as W\n"
+             "    from schedlab.guest.workloads import binary\n"
+             "    import schedlab.gem5_plan\n"
+             "    return W.binary('mixer'), W.load_registry()\n")
+    assert [p.split(": ", 1)[1] for p in _problems("x.py", stale)] == [
+        "schedlab has no kernel", "schedlab.guest.workloads has no binary",
+        "no module schedlab.gem5_plan", "schedlab.guest.workloads has no binary"]
