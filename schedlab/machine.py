@@ -229,6 +229,7 @@ class MachineSpec:
                 "latency_cycles": c.latency.cycles(self.clock_hz),
                 "groups": [list(g) for g in c.groups],
             } for c in self.caches],
+            "llc": self.llc.name,
             "memory": {
                 "size_per_node": self.memory.size_per_node,
                 "size": self.memory_size,

@@ -136,7 +136,8 @@ def gem5_side_files(repo: Path = paths.REPO) -> list[Path]:
     and the modules of this package the script imports, with their packages' ``__init__``
     files (Python runs those too)."""
     configs, here = repo / "configs", repo / "schedlab" / "backends" / "gem5"
-    return [configs / SCRIPT.name, *sorted((configs / COMPONENTS.name).glob("*.py")),
+    # Every module of configs/ (the script, plan_board, the components): gem5 loads them all.
+    return [*sorted(configs.glob("*.py")), *sorted((configs / COMPONENTS.name).glob("*.py")),
             repo / "schedlab" / "__init__.py", here.parent / "__init__.py",
             here / "__init__.py", here / "plan.py", here / "attribution.py"]
 

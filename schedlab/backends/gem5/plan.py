@@ -453,8 +453,8 @@ def _cache_instances(machine: dict) -> list[CachePlan]:
 
 
 def _llc_entry(machine: dict) -> dict:
-    # Same rule as MachineSpec.llc: highest level, data/unified before instruction.
-    return max(machine["caches"], key=lambda c: (c["level"], c["kind"] != "instruction"))
+    """The last-level cache, as MachineSpec.llc (the one rule) named it."""
+    return next(c for c in machine["caches"] if c["name"] == machine["llc"])
 
 
 def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]) -> MemoryPlan:
