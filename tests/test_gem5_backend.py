@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pyimports import top_level_names
+
 from schedlab.backends.gem5 import binary, checkpoint, process
 from schedlab.backends.gem5 import run as g5run
 from schedlab.backends.gem5.plan import plan_from_dict
@@ -150,24 +152,6 @@ def test_execute_kill_is_reported(tmp_path):
 # import statements (at any depth, so imports inside functions count) from our gem5 script,
 # resolving them as the script's sys.path does (configs/ first, then the repository).
 
-def _top_level_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.If, ast.Try)):
-            todo += [*node.body, *node.orelse, *getattr(node, "finalbody", []),
-                     *[s for h in getattr(node, "handlers", []) for s in h.body]]
-    return names
-
-
 def _module_files(name: str, roots: list[Path]) -> list[Path] | None:
     """The files Python executes to import ``name`` from ``roots`` (packages' __init__.py,
     then the module); None if its top-level package is not in ``roots`` (gem5, stdlib);
@@ -227,7 +211,7 @@ def gem5_loaded_files(repo: Path) -> tuple[set[Path], list[str]]:
                 sub = _module_files(f"{module}.{name}", roots)
                 if sub:
                     todo += sub
-                elif name not in _top_level_names(ast.parse(files[-1].read_text())):
+                elif name not in top_level_names(files[-1]):
                     problems.append(f"{where}: {module} has no {name}")
     return seen, problems
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pyimports import top_level_names
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -24,24 +26,6 @@ def _module_file(module: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def _top_level_names(path: Path) -> set[str]:
-    names: set[str] = set()
-    todo = list(ast.parse(path.read_text()).body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            todo += [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
-                     *[s for h in getattr(node, "handlers", []) for s in h.body]]
-    return names
 
 
 def _sources() -> list[tuple[str, str]]:
@@ -76,7 +60,7 @@ def _problems(name: str, text: str) -> list[str]:
             if path is None:
                 problems.append(f"{where}: no module {module}")
             elif attr not in (None, "*") and _module_file(f"{module}.{attr}") is None \
-                    and attr not in _top_level_names(path):
+                    and attr not in top_level_names(path):
                 problems.append(f"{where}: {module} has no {attr}")
             alias = next(a.asname for a in node.names if a.name == (attr or module))
             if attr is not None and _module_file(f"{module}.{attr}"):
@@ -90,7 +74,7 @@ def _problems(name: str, text: str) -> list[str]:
             module = modules[node.value.id]
             path = _module_file(module)
             if path and _module_file(f"{module}.{node.attr}") is None \
-                    and node.attr not in _top_level_names(path):
+                    and node.attr not in top_level_names(path):
                 problems.append(f"{name}:{node.lineno}: {module} has no {node.attr}")
     return problems
 
