@@ -26,7 +26,8 @@ from schedlab.analysis import mixer
 from schedlab.guest import numa
 
 REPO = Path(__file__).resolve().parent.parent
-BOOT_TIMEOUT = 150
+# A guard against hangs, not a speed target (a guest takes seconds on an idle host).
+BOOT_TIMEOUT = 300
 BUSYBOX = Path("/bin/busybox")
 QEMU = shutil.which("qemu-system-x86_64")
 # -smp sockets=2,cores=2: QEMU's CPUID gives each socket its own LLC, so Linux sees {0,1},{2,3}.
@@ -179,12 +180,15 @@ def boot(kernel, initramfs, test: str, extra: list[str] = (), smp="4,sockets=2,c
     cmd = [QEMU, "-accel", "tcg", "-smp", smp, "-m", mem, "-kernel", str(kernel.bzimage),
            "-initrd", str(initramfs), "-append", append, "-nographic", "-no-reboot"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=BOOT_TIMEOUT,
-                           errors="replace")
+        output = subprocess.run(cmd, capture_output=True, text=True, timeout=BOOT_TIMEOUT,
+                                errors="replace").stdout
     except subprocess.TimeoutExpired as e:
-        pytest.fail(f"guest did not finish '{test}' in {BOOT_TIMEOUT} s:\n"
-                    f"{(e.stdout or b'')[-3000:]!r}")
-    console = r.stdout.replace("\r", "")
+        # A guest that ended its scenario but powers off slowly on a loaded host is done.
+        output = (e.stdout or b"").decode(errors="replace")
+        if "SCHEDTEST-END" not in output:
+            pytest.fail(f"guest did not finish '{test}' in {BOOT_TIMEOUT} s:\n"
+                        f"{output[-3000:]!r}")
+    console = output.replace("\r", "")
     assert "SCHEDTEST-END" in console, f"scenario {test} did not finish:\n{console[-3000:]}"
     body = console.split(f"SCHEDTEST-BEGIN {test}", 1)[1].split("SCHEDTEST-END", 1)[0]
     values, files, current = {}, {}, None
