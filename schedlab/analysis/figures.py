@@ -135,24 +135,3 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
     ax.legend(fontsize=7, loc="upper right")
     ax.margins(y=0.15)
     return stats
-
-
-def bars_by_condition(frame: pd.DataFrame, metric: str, groups: list[str], title: str,
-                      dest: Path, caption: str = WHISKERS) -> Path:
-    """Mean of ``metric`` per condition with two-standard-deviation whiskers."""
-    stats = condition_stats(frame, metric, groups)
-    labels = [" / ".join(str(row[g]) for g in groups) for _, row in stats.iterrows()]
-    fig, ax = plt.subplots(figsize=(1.8 + 1.4 * len(labels), 4.0))
-    ax.bar(labels, stats["mean"], yerr=2 * stats["std"], capsize=4, color="#4c72b0")
-    for i, n in enumerate(stats["count"]):
-        ax.annotate(f"n={n}", (i, 0), ha="center", va="bottom", fontsize=8, color="white",
-                    xytext=(0, 3), textcoords="offset points")
-    ax.set_ylabel(LABELS.get(metric, metric.replace("_", " ")))
-    ax.set_title(title, fontsize=10)
-    ax.tick_params(axis="x", labelsize=8)
-    fig.text(0.01, 0.01, "\n".join(textwrap.wrap(caption, 110)), fontsize=7)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(dest, dpi=120)
-    plt.close(fig)
-    return dest

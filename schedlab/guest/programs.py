@@ -47,10 +47,6 @@ def _run_compiler(cmd: list[str], what: str) -> None:
         raise UserError(f"building {what} failed: {first}")
 
 
-def _compile(sources: list[Path], out: Path, ldflags: list[str], what: str) -> None:
-    _run_compiler(guest_compile_command(sources, out, ldflags), what)
-
-
 # All workloads are linked into one static binary that dispatches on the name it is run
 # as (busybox-style), with a symbolic link per workload: one copy of static glibc instead
 # of 39 (1.5 MB instead of 31 MB), because the gem5 guest unpacks its initramfs with an
