@@ -219,10 +219,10 @@ int main(int argc, char **argv)
 	param.sched_priority = prio;
 
 	if (background) {
-		if (cpus && sched_setaffinity(0, sizeof(set), &set))
-			die("sched_setaffinity", strerror(errno));
 		if (set_scheduler(policy, &param))
 			die("sched_setscheduler", strerror(errno));
+		if (cpus && sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity", strerror(errno));
 		execvp(argv[i + 1], argv + i + 1);
 		die("cannot run", argv[i + 1]);
 	}
@@ -246,10 +246,15 @@ int main(int argc, char **argv)
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);
-		if (cpus && sched_setaffinity(0, sizeof(set), &set))
-			die("sched_setaffinity", strerror(errno));
+		/*
+		 * Class first, then CPU: a CFS task pinned to a CPU where a real-time task
+		 * runs (a SCHED_RR base vector with RT throttling off) would never run again
+		 * to change its own class.
+		 */
 		if (set_scheduler(policy, &param))
 			die("sched_setscheduler", strerror(errno));
+		if (cpus && sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity", strerror(errno));
 		if (out && chdir(out))
 			die("chdir", out);
 		execvp(argv[i + 1], argv + i + 1);

@@ -44,13 +44,22 @@ REDUCTIONS = {"smoke": "6 ms of simulated time per run (paper: 1 s): 3 quanta of
 REPETITION = "the base vectors' start offset (0, 0.7, 1.3 ms): the phase of the interleaving"
 
 
-def _bv(name: str, machine_name: str, cpus: str, offset_ms: float) -> WorkloadRequest:
+# The benchmark and the base vector that share CPU 0 are SCHED_RR at one priority, so they
+# alternate with exactly the quantum (sched_rr_timeslice_ms counts jiffies; CFS would stretch
+# a 2 ms slice to the next tick, measured at about 3 ms). BV_L2 on CPU 1 stays SCHED_OTHER:
+# with RT throttling off, an RT task on every CPU would starve the runner that ends the run.
+SHARED_CPU = {"sched": "rr", "prio": 1}
+
+
+def _bv(name: str, machine_name: str, cpus: str, offset_ms: float,
+        **placement) -> WorkloadRequest:
     """A base vector sized to one of the machine's caches (BV_0 has no footprint)."""
     cache = BASE_VECTORS.get(name) or ("l2" if name == "bv_l2" else None)
     args = ()
     if cache:
         args = ("--size", format_size(load_machine(machine_name).cache(cache).size))
-    return WorkloadRequest(name, size="paper", args=args, cpus=cpus, start_delay_ms=offset_ms)
+    return WorkloadRequest(name, size="paper", args=args, cpus=cpus, start_delay_ms=offset_ms,
+                           **placement)
 
 
 def l1_affinity(machines, benchmarks, base_vectors, retentions, quanta, scale: str,
@@ -64,14 +73,15 @@ def l1_affinity(machines, benchmarks, base_vectors, retentions, quanta, scale: s
                     for q in quanta:
                         for rep in range(REPS[scale]):
                             offset = OFFSETS_MS[rep]
-                            background = [_bv(bv, machine, "0", offset)]
+                            background = [_bv(bv, machine, "0", offset, **SHARED_CPU)]
                             if retention == "low":
                                 background.append(_bv("bv_l2", machine, "1", offset))
                             out.append(RunRequest(
                                 machine=machine, backend=backend, policy=f"quantum-{q}ms",
                                 cpu="o3" if machine != "niagara" else "timing",
                                 jobs=(WorkloadRequest(bench, size=scale, cpus="0",
-                                                      duration=REGION_S[scale]),),
+                                                      duration=REGION_S[scale],
+                                                      **SHARED_CPU),),
                                 background=tuple(background),
                                 attribute_tasks=backend == "gem5",
                                 label={"machine": machine, "benchmark": bench, "bv": bv,

@@ -1,0 +1,115 @@
+"""Scheduling quanta as the guest kernel actually gave them, read from its sched_switch trace.
+
+Study 1 interleaves a benchmark and a base vector on one CPU with a quantum Q; the figures
+are only about Q if the two tasks really took turns of Q. This module turns the ftrace text
+of ``sched:sched_switch`` (a run's ``artifacts/trace.txt``) into *turns*: on one CPU, a turn
+of a tracked task starts when it is switched in after another tracked task and lasts until
+the next tracked task is switched in. Short interruptions by untracked tasks (a kworker, an
+interrupt thread) stay inside the turn, since the other tracked task still waited for them.
+The first and last turn of the trace are partial (a task started or was stopped mid-quantum)
+and are left out of the distribution.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from schedlab.errors import UserError
+
+# "  gzip-75  [000] d..2.  2.032023: sched_switch: prev_comm=gzip prev_pid=75 prev_prio=120
+#    prev_state=R ==> next_comm=bv_l1i next_pid=72 next_prio=120"
+_SWITCH = re.compile(
+    r"\[(?P<cpu>\d+)\]\s+\S+\s+(?P<time>\d+\.\d+): sched_switch: "
+    r"prev_comm=(?P<prev_comm>.*?) prev_pid=(?P<prev_pid>-?\d+) prev_prio=-?\d+ "
+    r"prev_state=(?P<prev_state>\S+) ==> "
+    r"next_comm=(?P<next_comm>.*?) next_pid=(?P<next_pid>-?\d+) next_prio=-?\d+")
+
+
+@dataclass(frozen=True)
+class Switch:
+    cpu: int
+    time_s: float
+    prev_pid: int
+    prev_comm: str
+    prev_state: str
+    next_pid: int
+    next_comm: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    cpu: int
+    pid: int
+    comm: str
+    start_s: float
+    end_s: float
+
+    @property
+    def ms(self) -> float:
+        return (self.end_s - self.start_s) * 1e3
+
+
+def parse_switches(text: str) -> list[Switch]:
+    """Every sched_switch line of an ftrace text buffer, in trace order."""
+    out = []
+    for line in text.splitlines():
+        m = _SWITCH.search(line)
+        if m:
+            out.append(Switch(int(m["cpu"]), float(m["time"]), int(m["prev_pid"]),
+                              m["prev_comm"], m["prev_state"], int(m["next_pid"]),
+                              m["next_comm"]))
+    return out
+
+
+def turns(switches: list[Switch], cpu: int, tracked: set[str]) -> list[Turn]:
+    """The turns on ``cpu`` of the tasks whose comm is in ``tracked`` (see the module doc).
+
+    The last turn ends at the last switch seen on that CPU."""
+    on_cpu = [s for s in switches if s.cpu == cpu]
+    out: list[Turn] = []
+    current: tuple[int, str, float] | None = None
+    for s in on_cpu:
+        if s.next_comm in tracked and (current is None or current[0] != s.next_pid):
+            if current is not None:
+                out.append(Turn(cpu, current[0], current[1], current[2], s.time_s))
+            current = (s.next_pid, s.next_comm, s.time_s)
+    if current is not None and on_cpu and on_cpu[-1].time_s > current[2]:
+        out.append(Turn(cpu, current[0], current[1], current[2], on_cpu[-1].time_s))
+    return out
+
+
+def quantum_report(switches: list[Switch], cpu: int, tracked: set[str],
+                   quantum_ms: float, tolerance: float = 0.10) -> dict:
+    """How well the tracked tasks on ``cpu`` took turns of ``quantum_ms``.
+
+    ``full_turns`` excludes the first and last (partial) turns; ``within`` is the fraction of
+    those within ``tolerance`` of the quantum; ``alternating`` says whether each full turn was
+    followed by another tracked task's turn (always true by construction when two or more
+    tasks are tracked, false when only one of them ever ran)."""
+    all_turns = turns(switches, cpu, tracked)
+    full = all_turns[1:-1]
+    lengths = [t.ms for t in full]
+    ok = [abs(x - quantum_ms) <= tolerance * quantum_ms for x in lengths]
+    tasks = sorted({t.comm for t in all_turns})
+    return {
+        "cpu": cpu, "quantum_ms": quantum_ms, "tasks": tasks, "turns": len(all_turns),
+        "full_turns": len(full),
+        "median_ms": statistics.median(lengths) if lengths else None,
+        "min_ms": min(lengths) if lengths else None,
+        "max_ms": max(lengths) if lengths else None,
+        "within": sum(ok) / len(ok) if ok else None,
+        "alternating": len(tasks) == len(tracked) and len(all_turns) >= 2,
+        "lengths_ms": lengths,
+    }
+
+
+def read_trace(run_dir: Path) -> list[Switch]:
+    """The sched_switch events of a run directory (``artifacts/trace.txt``)."""
+    path = run_dir / "artifacts" / "trace.txt"
+    if not path.is_file():
+        raise UserError(f"{run_dir.name}: no scheduler trace ({path} is missing); run it under "
+                        f"a policy that traces sched:sched_switch (e.g. quantum-2ms)")
+    return parse_switches(path.read_text(errors="replace"))
