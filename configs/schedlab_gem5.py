@@ -42,7 +42,7 @@ from m5.objects import Root  # noqa: E402
 
 from gem5.simulate.exit_event import ExitEvent  # noqa: E402
 
-from schedlab.backends.gem5.attribution import TaskAttribution  # noqa: E402
+from schedlab.backends.gem5.attribution import TaskAttribution, by_pid  # noqa: E402
 from schedlab.backends.gem5.plan import BoardPlan, plan_from_dict  # noqa: E402
 from plan_board import build_board  # noqa: E402
 
@@ -304,9 +304,14 @@ class RunEvents:
         if self.attribution is None:
             return
         if closing_region:
-            self.regions.append(self.attribution.to_dict())
-            self.attribution.clear()
-        data = {"regions": self.regions,
+            # Each region's totals stay live until every CPU has switched once more (the
+            # task running at the region's end is only named then); the file is rewritten
+            # at the exit with them settled.
+            self.regions.append(self.attribution.close_region(
+                {c: core_counters(self.board, self.plan, c) for c in self.cpus}))
+        else:
+            self.attribution.settle_owed()
+        data = {"regions": [by_pid(r) for r in self.regions],
                 "since_last_region": None if closing_region else self.attribution.to_dict()}
         (self.outdir / "attribution.json").write_text(json.dumps(data, indent=1))
 

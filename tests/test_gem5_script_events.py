@@ -236,14 +236,26 @@ if __name__ != "__main__":
         assert ev[4]["insts"] == ev[5]["insts"] == 42000 and ev[5]["cpu"] == "atomic"
         # pid 42 left CPU 1 twice in the region, one step after the region began and one
         # after that: the detailed core's 2 x 2000 instructions and cycles, its L1s' misses
-        # (3 a step) and its share of the shared L2's (its requestor's 4 a step). After the
-        # region pid 43 is charged for the Atomic CPU 0's counters.
+        # (3 a step) and its share of the shared L2's (its requestor's 4 a step). What each
+        # CPU did after its last switch of the region belongs to the task running at the
+        # region's end: CPU 0 (4 steps, no switch) is charged to pid 43, which its next
+        # switch names; CPU 1 (2 steps after pid 42) never switches again and goes to the
+        # unsettled pseudo-task -1. After the region pid 43 is charged for the Atomic CPU
+        # 0's counters.
+        region = {"-1": {"switches": 0, "cycles": 4000.0, "insts": 4000.0,
+                         "l1d_misses": 6.0, "l1i_misses": 6.0, "llc_misses": 8.0},
+                  "42": {"switches": 2, "cycles": 4000.0, "insts": 4000.0,
+                         "l1d_misses": 6.0, "l1i_misses": 6.0, "llc_misses": 8.0},
+                  "43": {"switches": 0, "cycles": 8000.0, "insts": 4000.0,
+                         "l1d_misses": 12.0, "l1i_misses": 12.0, "llc_misses": 12.0}}
         assert d["attribution"] == {
-            "regions": [{"42": {"switches": 2, "cycles": 4000.0, "insts": 4000.0,
-                                "l1d_misses": 6.0, "l1i_misses": 6.0, "llc_misses": 8.0}}],
+            "regions": [region],
             "since_last_region": {"43": {"switches": 2, "cycles": 4000.0, "insts": 2000.0,
                                          "l1d_misses": 6.0, "l1i_misses": 6.0,
                                          "llc_misses": 2.0}}}
+        # The tasks' shares add up to the CPUs' totals: 4 region steps on 2 CPUs.
+        assert sum(t["cycles"] for t in region.values()) == 4 * 2 * 2000
+        assert sum(t["insts"] for t in region.values()) == 4 * (1000 + 2000)
 
     def test_run_without_fast_forward_resets_and_dumps_at_work_items(tmp_path):
         d = drive(tmp_path, "run", "timing", [["workbegin", 0], ["workend", 0],

@@ -18,9 +18,15 @@ class TaskAttribution:
     re-based with :meth:`rebase`. Pid 0 is the idle task of every CPU.
     """
 
+    # Where counters go that a region's end leaves with a CPU whose next switch never came.
+    UNSETTLED = -1
+
     def __init__(self) -> None:
         self.last: dict[int, dict[str, float]] = {}
         self.totals: dict[int, dict[str, float]] = {}
+        # Per CPU: a closed region's totals and the counters between the CPU's last switch
+        # and the region's end, owed to whichever task is running then (see close_region).
+        self.owed: dict[int, tuple[dict, dict[str, float]]] = {}
 
     @staticmethod
     def decode(code: int) -> tuple[int, int]:
@@ -28,12 +34,14 @@ class TaskAttribution:
         return code >> 8, code & 0xFF
 
     def switch(self, cpu: int, prev_pid: int, counters: dict[str, float]) -> None:
+        if cpu in self.owed:
+            closed, residual = self.owed.pop(cpu)
+            _add(closed.setdefault(prev_pid, {"switches": 0}), residual)
         base = self.last.get(cpu)
         if base is not None:
             t = self.totals.setdefault(prev_pid, {"switches": 0})
             t["switches"] += 1
-            for k, v in counters.items():
-                t[k] = t.get(k, 0) + (v - base.get(k, 0))
+            _add(t, {k: v - base.get(k, 0) for k, v in counters.items()})
         self.last[cpu] = dict(counters)
 
     def rebase(self, cpu: int, counters: dict[str, float]) -> None:
@@ -45,5 +53,37 @@ class TaskAttribution:
         """Forget the totals (start of a new region of interest)."""
         self.totals = {}
 
+    def close_region(self, counters_by_cpu: dict[int, dict[str, float]]) -> dict:
+        """End a region of interest at the CPUs' current counters and return its totals.
+
+        What each CPU did since its last switch belongs to the task running on it now, which
+        only that CPU's next switch names: it is owed until then and added to the returned
+        totals (a dict the caller keeps, so it is complete once every CPU has switched)."""
+        closed = self.totals
+        for cpu, counters in counters_by_cpu.items():
+            base = self.last.get(cpu)
+            if base is not None:
+                self.owed[cpu] = (closed, {k: v - base.get(k, 0) for k, v in counters.items()})
+            self.last[cpu] = dict(counters)
+        self.totals = {}
+        return closed
+
+    def settle_owed(self) -> None:
+        """At the end of the simulation: counters still owed (a CPU that never switched
+        again) go to the UNSETTLED pseudo-task of their region, so totals still add up."""
+        for closed, residual in self.owed.values():
+            _add(closed.setdefault(self.UNSETTLED, {"switches": 0}), residual)
+        self.owed = {}
+
     def to_dict(self) -> dict:
-        return {str(pid): t for pid, t in sorted(self.totals.items())}
+        return by_pid(self.totals)
+
+
+def _add(total: dict[str, float], delta: dict[str, float]) -> None:
+    for k, v in delta.items():
+        total[k] = total.get(k, 0) + v
+
+
+def by_pid(totals: dict) -> dict:
+    """Totals keyed by pid as JSON keys, in pid order."""
+    return {str(pid): t for pid, t in sorted(totals.items())}
