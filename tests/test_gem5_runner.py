@@ -118,3 +118,35 @@ def test_task_attribution_charges_the_workload_its_own_counters(results_dir):
     assert 1500 < task["llc_misses"] <= job["gem5"]["l2_misses"]
     others = {pid: t for pid, t in job["tasks"].items() if pid != str(job["pid"])}
     assert others, "the background task and the idle task must have been charged too"
+    # Every instruction and cycle of the region is some task's (the task running at the
+    # region's end included): the shares add up to the CPUs' totals.
+    for k in ("insts", "cycles"):
+        charged = sum(t.get(k, 0) for t in job["tasks"].values())
+        assert charged == pytest.approx(job["gem5"][k], rel=1e-6), k
+
+
+def test_a_benchmark_sharing_its_cpu_is_charged_what_it_runs_alone(results_dir):
+    """Study 1's measurement: parser bound to CPU 0 with a base vector, both SCHED_RR with a
+    2 ms quantum, is charged the instructions it executes alone (within 2 %: the difference
+    is the kernel work its extra context switches cause)."""
+    from schedlab.campaigns.kazempour import SHARED_CPU
+    from schedlab.runs import RunRequest, WorkloadRequest
+    name = MACHINES[0]
+    insts = {}
+    for beside in ((), (WorkloadRequest("bv_0", size="paper", cpus="0", **SHARED_CPU),)):
+        run_dir, res = _run(RunRequest(
+            machine=name, backend="gem5", cpu="timing", attribute_tasks=True,
+            policy="quantum-2ms", jobs=(WorkloadRequest("parser", cpus="0", **SHARED_CPU),),
+            background=beside, timeout=3 * 3600))
+        assert res["ok"], res["errors"]
+        job = res["jobs"][0]
+        assert job["exit"] == 0
+        insts[bool(beside)] = job["gem5_task"]["insts"]
+        if beside:
+            assert job["gem5_task"]["switches"] > 10     # it really shared CPU 0
+        else:
+            # Alone it had the machine: nearly all the region's instructions are its own
+            # (the other core idles in hlt).
+            assert job["gem5_task"]["insts"] > 0.9 * job["gem5"]["insts"]
+    print("parser instructions alone / beside BV_0:", insts)
+    assert insts[True] == pytest.approx(insts[False], rel=0.02)

@@ -8,28 +8,120 @@ pair, as in the paper. The metric is the benchmark's own (per-task attribution).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from schedlab.analysis import slices
 from schedlab.analysis.figures import WHISKERS, FigureContext, finish, paired_bars
+from schedlab.analysis.tables import rows
+
+# The coordinates the turns table keeps of each run.
+COORDINATES = ("machine", "benchmark", "bv", "l2_retention", "interfering", "affinity",
+               "quantum_ms", "rep")
 
 
-def draw(experiment, frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
+def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    """The compact tables: "" (one row per run: the benchmark's own metrics, its quanta and
+    how completely the region's counters were attributed) and "turns" (one row per quantum
+    the benchmark or a task sharing its CPU took, from the guest's sched_switch trace)."""
+    main, turns = [], []
+    for d in run_dirs:
+        res = json.loads((d / "results.json").read_text())
+        job = res["jobs"][0]
+        row = rows(d)[0]
+        row.update(_attribution_check(job))
+        if (d / "artifacts" / "trace.txt").is_file():
+            quanta = _quanta(slices.read_trace(d), job["pid"], res.get("label", {}))
+            row.update(quanta.pop("summary"))
+            coords = {k: row.get(k) for k in COORDINATES}
+            turns += [{"run_id": row["run_id"], **coords, **t} for t in quanta["turns"]]
+        main.append(row)
+    return {"": pd.DataFrame(main), "turns": pd.DataFrame(turns)}
+
+
+def _attribution_check(job: dict) -> dict:
+    """The share of the region's instructions and cycles (all CPUs) that per-task
+    attribution charged to some task: 1 when the tasks' shares add up to the totals."""
+    tasks = job.get("tasks") or {}
+    region = job.get("gem5") or {}
+    out = {}
+    for k in ("insts", "cycles"):
+        if tasks and region.get(k):
+            out[f"attributed_{k}_share"] = sum(t.get(k, 0) for t in tasks.values()) / region[k]
+    return out
+
+
+def _quanta(switches: list[slices.Switch], pid: int, label: dict) -> dict:
+    """Experiment A: the turns of the benchmark and the base vector on their shared CPU;
+    experiment B: the benchmark's own preempted slices (no task shares a CPU by binding)."""
+    q = float(label.get("quantum_ms", 0)) or None
+    if "bv" in label:
+        cpu, tracked = slices.sharing_pids(switches, pid)
+        report = slices.quantum_report(switches, cpu, tracked, q)
+        all_turns = slices.turns(switches, cpu, tracked)
+        table = [{"task": "benchmark" if t.pid == pid else "base vector", "cpu": t.cpu,
+                  "ms": t.ms, "full": 0 < i < len(all_turns) - 1}
+                 for i, t in enumerate(all_turns)]
+        summary = {"turns_full": report["full_turns"], "turn_median_ms": report["median_ms"],
+                   "turns_within_10pct": report["within"]}
+        return {"summary": summary, "turns": table}
+    lengths = slices.preempted_slices(switches, pid)
+    table = [{"task": "benchmark", "cpu": None, "ms": x, "full": True} for x in lengths]
+    median = float(pd.Series(lengths).median()) if lengths else None
+    return {"summary": {"turns_full": len(lengths), "turn_median_ms": median,
+                        "turns_within_10pct": (sum(abs(x - q) <= 0.1 * q for x in lengths)
+                                               / len(lengths)) if lengths and q else None},
+            "turns": table}
+
+
+def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
+         dest: Path) -> list[Path]:
+    """The figure, then the quanta the runs actually got (from the scheduler trace)."""
+    frame = tables[""]
     metric = experiment.metric
     if metric not in frame:
         # QEMU runs have no per-task counters: the benchmark's elapsed time is what is
         # left, and it shows placement, not caches.
         metric = "wall_s"
     if experiment.name == "kazempour-expA":
-        return [_every_condition(frame, metric, ctx, dest)]
-    fig, ax = plt.subplots(figsize=(9, 4.6))
-    paired_bars(ax, frame, metric, "benchmark", "affinity", ("high", "low"),
-                _names(experiment.name))
-    ax.set_xlabel("benchmark (SPEC CPU2000 stand-ins)", fontsize=8)
-    return [finish(fig, ctx, dest, WHISKERS + "; above each pair: change of low over high "
-                                              "affinity.")]
+        out = [_every_condition(frame, metric, ctx, dest)]
+    else:
+        fig, ax = plt.subplots(figsize=(9, 4.6))
+        paired_bars(ax, frame, metric, "benchmark", "affinity", ("high", "low"),
+                    _names(experiment.name))
+        ax.set_xlabel("benchmark (SPEC CPU2000 stand-ins)", fontsize=8)
+        out = [finish(fig, ctx, dest, WHISKERS + "; above each pair: change of low over "
+                                                 "high affinity.")]
+    turns = tables.get("turns")
+    if turns is not None and len(turns):
+        out.append(draw_quanta(turns, ctx, dest.with_name(dest.stem + "--quanta.png")))
+    return out
+
+
+def draw_quanta(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
+    """Histogram of the full turns (experiment A: benchmark and base vector alternating on
+    one CPU) or preempted slices (experiment B) per quantum, with the quantum marked."""
+    full = turns[turns["full"].astype(bool)]
+    quanta = sorted(full["quantum_ms"].dropna().unique())
+    fig, axes = plt.subplots(1, max(1, len(quanta)), figsize=(4.5 * max(1, len(quanta)), 3.6),
+                             squeeze=False)
+    for ax, q in zip(axes[0], quanta):
+        sel = full[full["quantum_ms"] == q]
+        for task, sub in sel.groupby("task"):
+            ax.hist(sub["ms"], bins=30, alpha=0.6, label=f"{task} (n={len(sub)})")
+        ax.axvline(q, color="black", linestyle="--", linewidth=1, label=f"quantum {q:g} ms")
+        ax.axvspan(0.9 * q, 1.1 * q, color="grey", alpha=0.15, label="quantum ± 10 %")
+        within = (abs(sel["ms"] - q) <= 0.1 * q).mean()
+        ax.set_title(f"Q = {q:g} ms: {within:.0%} of {len(sel)} within ± 10 %", fontsize=8)
+        ax.set_xlabel("turn on the CPU (ms, guest clock)", fontsize=8)
+        ax.set_ylabel("turns", fontsize=8)
+        ax.legend(fontsize=7)
+    return finish(fig, ctx, dest, "Turns between the benchmark and the tasks sharing its "
+                                  "CPU, from the guest's sched_switch trace; the first and "
+                                  "last turn of each run (partial) are left out.")
 
 
 def _names(name: str) -> tuple[str, str]:

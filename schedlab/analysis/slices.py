@@ -25,7 +25,7 @@ _SWITCH = re.compile(
     r"\[(?P<cpu>\d+)\]\s+\S+\s+(?P<time>\d+\.\d+): sched_switch: "
     r"prev_comm=(?P<prev_comm>.*?) prev_pid=(?P<prev_pid>-?\d+) prev_prio=-?\d+ "
     r"prev_state=(?P<prev_state>\S+) ==> "
-    r"next_comm=(?P<next_comm>.*?) next_pid=(?P<next_pid>-?\d+) next_prio=-?\d+")
+    r"next_comm=(?P<next_comm>.*?) next_pid=(?P<next_pid>-?\d+) next_prio=(?P<next_prio>-?\d+)")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class Switch:
     prev_state: str
     next_pid: int
     next_comm: str
+    next_prio: int      # the kernel's prio: 100-139 for CFS, 99 - rt_priority for RT
 
 
 @dataclass(frozen=True)
@@ -60,19 +61,19 @@ def parse_switches(text: str) -> list[Switch]:
         if m:
             out.append(Switch(int(m["cpu"]), float(m["time"]), int(m["prev_pid"]),
                               m["prev_comm"], m["prev_state"], int(m["next_pid"]),
-                              m["next_comm"]))
+                              m["next_comm"], int(m["next_prio"])))
     return out
 
 
-def turns(switches: list[Switch], cpu: int, tracked: set[str]) -> list[Turn]:
-    """The turns on ``cpu`` of the tasks whose comm is in ``tracked`` (see the module doc).
+def turns(switches: list[Switch], cpu: int, tracked: set[int]) -> list[Turn]:
+    """The turns on ``cpu`` of the tasks whose pid is in ``tracked`` (see the module doc).
 
     The last turn ends at the last switch seen on that CPU."""
     on_cpu = [s for s in switches if s.cpu == cpu]
     out: list[Turn] = []
     current: tuple[int, str, float] | None = None
     for s in on_cpu:
-        if s.next_comm in tracked and (current is None or current[0] != s.next_pid):
+        if s.next_pid in tracked and (current is None or current[0] != s.next_pid):
             if current is not None:
                 out.append(Turn(cpu, current[0], current[1], current[2], s.time_s))
             current = (s.next_pid, s.next_comm, s.time_s)
@@ -81,7 +82,37 @@ def turns(switches: list[Switch], cpu: int, tracked: set[str]) -> list[Turn]:
     return out
 
 
-def quantum_report(switches: list[Switch], cpu: int, tracked: set[str],
+def sharing_pids(switches: list[Switch], pid: int) -> tuple[int, set[int]]:
+    """The CPU ``pid`` ran on most and the pids that shared it at the same priority (the
+    tasks of one SCHED_RR round, or the CFS tasks at nice 0), ``pid`` included."""
+    mine = [s for s in switches if s.next_pid == pid]
+    if not mine:
+        raise UserError(f"pid {pid} never ran in the trace")
+    cpus = [s.cpu for s in mine]
+    cpu = max(set(cpus), key=cpus.count)
+    prios = [s.next_prio for s in mine if s.cpu == cpu]
+    prio = max(set(prios), key=prios.count)   # not its first: it may start as CFS elsewhere
+    return cpu, {s.next_pid for s in switches
+                 if s.cpu == cpu and s.next_prio == prio and s.next_pid != 0}
+
+
+def preempted_slices(switches: list[Switch], pid: int) -> list[float]:
+    """Milliseconds ``pid`` ran each time before it was preempted (switched out still
+    runnable), on whichever CPU: under CFS with no task bound, the quanta it got. Runs that
+    ended in a sleep or an exit are not quanta and are left out."""
+    started: dict[int, float] = {}
+    out = []
+    for s in switches:
+        if s.prev_pid == pid and s.cpu in started:
+            begin = started.pop(s.cpu)
+            if s.prev_state.startswith("R"):
+                out.append((s.time_s - begin) * 1e3)
+        if s.next_pid == pid:
+            started[s.cpu] = s.time_s
+    return out
+
+
+def quantum_report(switches: list[Switch], cpu: int, tracked: set[int],
                    quantum_ms: float, tolerance: float = 0.10) -> dict:
     """How well the tracked tasks on ``cpu`` took turns of ``quantum_ms``.
 
@@ -93,11 +124,12 @@ def quantum_report(switches: list[Switch], cpu: int, tracked: set[str],
     full = all_turns[1:-1]
     lengths = [t.ms for t in full]
     ok = [abs(x - quantum_ms) <= tolerance * quantum_ms for x in lengths]
-    tasks = sorted({t.comm for t in all_turns})
+    tasks = sorted({t.pid for t in all_turns})
     return {
         "cpu": cpu, "quantum_ms": quantum_ms, "tasks": tasks, "turns": len(all_turns),
         "full_turns": len(full),
         "median_ms": statistics.median(lengths) if lengths else None,
+        "mean_ms": statistics.fmean(lengths) if lengths else None,
         "min_ms": min(lengths) if lengths else None,
         "max_ms": max(lengths) if lengths else None,
         "within": sum(ok) / len(ok) if ok else None,

@@ -35,8 +35,10 @@ from schedlab.errors import UserError
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
-# Per study: how its runs become compact tables, and how its figures are drawn.
-COLLECT = {"demarchi": demarchi_analysis.collect}
+# Per study: how its runs become compact tables (and the tables' parts: "" is the main
+# one), and how its figures are drawn.
+COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect}
+PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns")}
 DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
         "demo": demo.draw}
 
@@ -61,7 +63,7 @@ def can_run(backend: str) -> bool:
 
 def table_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
     """Where the experiment's compact tables live (committed for gem5)."""
-    parts = ("", "samples") if experiment.study in COLLECT else ("",)
+    parts = PARTS.get(experiment.study, ("",))
     if backend == "gem5":
         return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
                 for p in parts}

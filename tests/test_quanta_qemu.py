@@ -1,0 +1,47 @@
+"""Study 1's quanta under QEMU: a benchmark and a base vector bound to CPU 0 as study 1 runs
+them (schedlab.campaigns.kazempour.SHARED_CPU) alternate with the policy's quantum.
+
+QEMU's guest clock follows the host's, so a loaded host can delay a tick and stretch a turn;
+it cannot shorten one. The test therefore checks alternation and that no turn is short, and
+prints the distribution; exact lengths are checked on gem5's simulated clock, over every
+committed study-1 run (tests/test_kazempour_data.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from schedlab.analysis import slices
+from schedlab.campaigns.kazempour import SHARED_CPU
+from schedlab.machine import format_size, load_machine
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+
+pytestmark = pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
+                                reason="qemu-system-x86_64 not installed")
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("quantum_ms", [10])
+def test_benchmark_and_base_vector_alternate_with_the_quantum(quantum_ms, tmp_path,
+                                                              monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    machine = "clovertown-e5320-mup"
+    l1i = format_size(load_machine(machine).cache("l1i").size)
+    run_dir = execute(prepare(RunRequest(
+        machine=machine, backend="qemu", policy=f"quantum-{quantum_ms}ms",
+        jobs=(WorkloadRequest("gzip", cpus="0", duration=0.25, **SHARED_CPU),),
+        background=(WorkloadRequest("bv_l1i", size="paper", args=("--size", l1i), cpus="0",
+                                    **SHARED_CPU),))))
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    pid = res["jobs"][0]["pid"]
+    switches = slices.read_trace(run_dir)
+    cpu, tracked = slices.sharing_pids(switches, pid)
+    assert cpu == 0 and len(tracked) == 2, tracked
+    report = slices.quantum_report(switches, cpu, tracked, quantum_ms)
+    print(f"turns at Q = {quantum_ms} ms (ms):", [round(x, 2) for x in report["lengths_ms"]])
+    assert report["alternating"] and report["full_turns"] >= 6
+    assert min(report["lengths_ms"]) >= 0.9 * quantum_ms
