@@ -16,6 +16,7 @@ import pandas as pd
 
 from schedlab.analysis import slices
 from schedlab.analysis.figures import WHISKERS, FigureContext, finish, paired_bars
+from schedlab.analysis.metrics import paired_summary
 from schedlab.analysis.tables import rows
 
 # The coordinates the turns table keeps of each run.
@@ -99,6 +100,45 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if turns is not None and len(turns):
         out.append(draw_quanta(turns, ctx, dest.with_name(dest.stem + "--quanta.png")))
     return out
+
+
+# The metrics each figure family summarises: IPC and the misses per instruction of the
+# cache level its affinity is about (the L2 is Clovertown's last level: task_llc_mpi).
+SUMMARY_METRICS = {"kazempour-fig2": ("task_ipc", "task_l1i_mpi"),
+                   "kazempour-fig3": ("task_ipc", "task_l1i_mpi"),
+                   "kazempour-expA": ("task_ipc", "task_l1i_mpi", "task_l1d_mpi"),
+                   "kazempour-fig4": ("task_ipc", "task_llc_mpi"),
+                   "kazempour-fig5": ("task_ipc", "task_llc_mpi"),
+                   "kazempour-fig6": ("task_ipc", "task_llc_mpi"),
+                   "kazempour-fig7": ("task_ipc", "task_llc_mpi")}
+
+
+def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per benchmark and condition: the change of each metric from high to low affinity
+    (%), with a bootstrap 95 % confidence interval over the repetitions."""
+    frame = tables[""]
+    if experiment.name == "kazempour-expA":
+        # Each low-affinity base vector against BV_0, per machine, L2 retention, quantum.
+        panels = []
+        for keys, sub in frame.groupby(["machine", "l2_retention", "quantum_ms"], sort=False):
+            for low in sorted(set(sub["bv"]) - {"bv_0"}):
+                coords = dict(zip(["machine", "l2_retention", "quantum_ms"], keys), bv=low)
+                panels.append((coords, sub[sub["bv"].isin(["bv_0", low])], "bv", "bv_0", low))
+    else:
+        panels = [({}, frame, "affinity", "high", "low")]
+    out = []
+    for coords, sub, condition, base, low in panels:
+        for metric in SUMMARY_METRICS.get(experiment.name, ("task_ipc",)):
+            if metric not in sub:
+                continue
+            for r in paired_summary(sub, metric, "benchmark", condition, base,
+                                    low).to_dict("records"):
+                out.append({**coords, "benchmark": r["benchmark"], "metric": metric,
+                            "n": r["n"], "high affinity": r[f"{metric} {base}"],
+                            "low affinity": r[f"{metric} {low}"],
+                            "change %": r["change %"], "95% CI low %": r["95% CI low %"],
+                            "95% CI high %": r["95% CI high %"]})
+    return pd.DataFrame(out)
 
 
 def draw_quanta(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:

@@ -37,6 +37,29 @@ def _rel(target: str | Path, base: Path) -> str:
     return os.path.relpath(Path(target).resolve(), base.resolve())
 
 
+def _summary(rows: list[dict] | None, reading: str | None) -> list[str]:
+    """The figure's results summary (changes with confidence intervals) and the study's
+    written reading of its results, when there are any."""
+    e = html.escape
+    out = []
+    if reading and Path(reading).is_file():
+        paragraphs = [p.strip() for p in Path(reading).read_text().split("\n\n")
+                      if p.strip() and not p.startswith("#")]
+        out += ["<h3>Reading</h3>"] + [f"<p>{e(p)}</p>" for p in paragraphs]
+    if rows:
+        cols = list(rows[0])
+        out += ["<h3>Results summary</h3><table><tr>"
+                + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>"]
+        out += ["<tr>" + "".join(f"<td>{e(_cell(r.get(c)))}</td>" for c in cols) + "</tr>"
+                for r in rows]
+        out.append("</table>")
+    return out
+
+
+def _cell(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def build_report(listing: list[dict], dest: Path | None = None) -> Path:
     """Write the report; ``listing`` is ``reproduce --list``'s rows."""
     figures = paths.results_dir() / "figures"
@@ -81,6 +104,7 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
                 f"<figure><img src='{e(_rel(figures / meta['figure'], dest.parent))}' "
                 f"alt='{e(meta['name'])}'><figcaption>{e(meta['caption'])}<br>data: "
                 f"{data_links} {extra}</figcaption></figure>"]
+        out += _summary(meta.get("summary"), meta.get("reading"))
     out.append("</body></html>")
     write_atomic(dest, "\n".join(out) + "\n")
     return dest

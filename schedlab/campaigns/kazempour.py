@@ -173,7 +173,7 @@ EXPERIMENTS = (
     _experiment("kazempour-fig5", "IPC of the main benchmarks, HI_AFF vs LOW_AFF, Clovertown "
                 "MMP", _mmp, "task_ipc"),
     _experiment("kazempour-fig6", "L2 misses per instruction of the main benchmarks, "
-                "HI_AFF vs LOW_AFF, Clovertown UMP", _ump, "task_l2_mpi"),
+                "HI_AFF vs LOW_AFF, Clovertown UMP", _ump, "task_llc_mpi"),
     _experiment("kazempour-fig7", "L2 misses per instruction of the main benchmarks, "
-                "HI_AFF vs LOW_AFF, Clovertown MMP", _mmp, "task_l2_mpi"),
+                "HI_AFF vs LOW_AFF, Clovertown MMP", _mmp, "task_llc_mpi"),
 )

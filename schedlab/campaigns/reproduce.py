@@ -24,7 +24,7 @@ from schedlab import paths
 from schedlab.analysis import demarchi as demarchi_analysis
 from schedlab.analysis import kazempour as kazempour_analysis
 from schedlab.analysis.figures import FigureContext, provenance
-from schedlab.analysis.store import (committed_path, load_committed, save_committed,
+from schedlab.analysis.store import (DATA, committed_path, load_committed, save_committed,
                                      update_store)
 from schedlab.analysis.tables import table
 from schedlab.campaigns import demo
@@ -39,6 +39,9 @@ Say = Callable[[str], None]
 # one), and how its figures are drawn.
 COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect}
 PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns")}
+# Per study: its results summary (a table of changes with confidence intervals), shown in
+# the notebook and the report beside the study's reading (data/<study>/reading.md).
+SUMMARY = {"kazempour": kazempour_analysis.summary}
 DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
         "demo": demo.draw}
 
@@ -55,6 +58,11 @@ def figures_dir() -> Path:
     path = paths.results_dir() / "figures"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def reading_path(study: str) -> Path:
+    """The study's written reading of its committed results (Markdown, may not exist)."""
+    return DATA / study / "reading.md"
 
 
 def can_run(backend: str) -> bool:
@@ -147,12 +155,19 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     outputs = DRAW[experiment.study](experiment, tables if experiment.study in COLLECT
                                      else main, ctx, dest)
     sidecar = dest.with_suffix(".json")
+    summary = (SUMMARY[experiment.study](experiment, tables if experiment.study in COLLECT
+                                         else {"": main})
+               if experiment.study in SUMMARY else None)
+    reading = reading_path(experiment.study)
     write_atomic(sidecar, json.dumps({
         "name": name, "study": experiment.study, "kind": experiment.kind,
         "title": experiment.title, "scale": scale, "backend": backend, "source": source,
         "caption": ctx.caption(), "provenance": ctx.provenance,
         "figure": outputs[0].name, "extra": [p.name for p in outputs[1:]],
-        "data": [str(p) for p in where.values()]}, indent=1))
+        "data": [str(p) for p in where.values()],
+        "summary": None if summary is None else json.loads(summary.round(4).to_json(
+            orient="records")),
+        "reading": str(reading) if reading.is_file() else None}, indent=1))
     return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
 
 
