@@ -26,6 +26,8 @@ LABELS = {
     "task_l1i_mpi": "L1 I-cache misses per instruction",
     "task_l1d_mpi": "L1 D-cache misses per instruction",
     "task_llc_mpi": "last-level cache misses per instruction",
+    "copies_ipc": "IPC of the main benchmark's copies together",
+    "copies_llc_mpi": "L2 (last-level) misses per instruction, main copies together",
     "gem5_ipc": "IPC of the busiest core",
     "accesses_per_sec": "memlat accesses per second (guest clock)",
     "wall_s": "elapsed time (s, guest clock)",
