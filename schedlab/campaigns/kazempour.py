@@ -156,11 +156,21 @@ def _mmp(scale, backend):
     return l2_affinity(["clovertown-e5320-mmp"], scale, backend)
 
 
+NOTES = ("Model vs the real Clovertown: gem5 O3 cores (width 4, ROB 96) with classic caches, "
+         "no hardware prefetchers (the E5320 has L1 and L2 prefetchers), the front-side bus "
+         "as one fixed memory latency; x86 stand-ins for the SPEC CPU2000 programs "
+         "(configs/README.md, workloads/README.md).")
+NOTES_NIAGARA = ("Niagara is modelled as 8 in-order single-issue x86 cores (TimingSimpleCPU) "
+                 "with one thread each instead of 4, and 64 B L1 lines (real: 16 B D, 32 B "
+                 "I).")
+
+
 def _experiment(name, title, matrix, metric, **kw) -> Experiment:
     experiment_b = matrix in (_ump, _mmp)
     return Experiment(name=name, study="kazempour", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION_B if experiment_b else REPETITION,
-                      reductions=REDUCTIONS_B if experiment_b else REDUCTIONS, **kw)
+                      reductions=REDUCTIONS_B if experiment_b else REDUCTIONS,
+                      notes=NOTES + (" " + NOTES_NIAGARA if matrix is _all_a else ""), **kw)
 
 
 EXPERIMENTS = (
