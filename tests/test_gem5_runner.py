@@ -118,9 +118,9 @@ def test_task_attribution_charges_the_workload_its_own_counters(results_dir):
     assert 1500 < task["llc_misses"] <= job["gem5"]["l2_misses"]
     others = {pid: t for pid, t in job["tasks"].items() if pid != str(job["pid"])}
     assert others, "the background task and the idle task must have been charged too"
-    # Every instruction and cycle of the region is some task's (the task running at the
+    # Every instruction and L1 miss of the region is some task's (the task running at the
     # region's end included): the shares add up to the CPUs' totals.
-    for k in ("insts", "cycles"):
+    for k in ("insts", "l1d_misses", "l1i_misses"):
         charged = sum(t.get(k, 0) for t in job["tasks"].values())
         assert charged == pytest.approx(job["gem5"][k], rel=1e-6), k
 

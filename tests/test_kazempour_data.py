@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from schedlab.analysis.kazempour import ATTRIBUTED
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns.experiment import registry
 from schedlab.campaigns.reproduce import table_paths
@@ -34,7 +35,7 @@ def test_runs_are_complete_with_provenance(name, scale):
 @pytest.mark.parametrize("name,scale", COMMITTED)
 def test_the_tasks_shares_add_up_to_the_cpus_totals(name, scale):
     main = _tables(name, scale)[""]
-    for k in ("insts", "cycles"):
+    for k in ATTRIBUTED:
         share = main[f"attributed_{k}_share"]
         assert share.between(1 - 1e-6, 1 + 1e-6).all(), share.describe()
 

@@ -46,13 +46,17 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     return {"": pd.DataFrame(main), "turns": pd.DataFrame(turns)}
 
 
+# Region totals that count every CPU (results.json's "cycles" is the busiest core's).
+ATTRIBUTED = ("insts", "l1d_misses", "l1i_misses")
+
+
 def _attribution_check(job: dict) -> dict:
-    """The share of the region's instructions and cycles (all CPUs) that per-task
+    """The share of the region's instructions and L1 misses (all CPUs) that per-task
     attribution charged to some task: 1 when the tasks' shares add up to the totals."""
     tasks = job.get("tasks") or {}
     region = job.get("gem5") or {}
     out = {}
-    for k in ("insts", "cycles"):
+    for k in ATTRIBUTED:
         if tasks and region.get(k):
             out[f"attributed_{k}_share"] = sum(t.get(k, 0) for t in tasks.values()) / region[k]
     return out
