@@ -53,6 +53,10 @@ def test_figure2_has_every_condition_of_the_paper():
         # footprints come from the catalogue: Clovertown's 32 KiB L1 I and 4 MiB L2
         assert bv.args == (() if bv.workload == "bv_0" else ("--size", "32KiB"))
         assert r.background[1].args == ("--size", "4MiB")
+        # The benchmark and the base vector on CPU 0 alternate as SCHED_RR with the exact
+        # quantum; BV_L2 stays SCHED_OTHER so the runner can still run and end the run.
+        assert (r.jobs[0].sched, r.jobs[0].prio) == (bv.sched, bv.prio) == ("rr", 1)
+        assert r.background[1].sched == "other"
 
 
 def test_experiment_a_is_the_full_product():
