@@ -9,6 +9,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -56,6 +57,10 @@ STAGING_LOCK = ".staging.lock"
 STAGING_GRACE_S = 120
 
 
+# publish_dir's staging folders: tempfile.mkdtemp(prefix=".<final>.") adds 8 characters.
+STAGING_NAME = re.compile(r"\..+\.[A-Za-z0-9_]{8}")
+
+
 def _staging_is_stale(staging: Path) -> bool:
     try:
         fd = os.open(staging / STAGING_LOCK, os.O_RDWR)
@@ -80,6 +85,9 @@ def remove_stale_staging(parent: Path, name: str = "") -> list[Path]:
     owner is gone; return them. Safe while other processes publish: theirs are locked."""
     removed = []
     for staging in sorted(parent.glob(f".{name}*" if name else ".*")):
+        # Only ".<final>.<mkdtemp suffix>": other hidden folders (a campaign's .logs) stay.
+        if not STAGING_NAME.fullmatch(staging.name):
+            continue
         if staging.is_dir() and not staging.is_symlink() and _staging_is_stale(staging):
             shutil.rmtree(staging, ignore_errors=True)
             removed.append(staging)
