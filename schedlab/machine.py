@@ -370,7 +370,8 @@ def _user_entry(path: Path, name: str, deriving: tuple[str, ...] = ()) -> dict:
     if base is not None:
         base = str(base)
         if base in deriving + (entry,):
-            raise UserError(f"{where}: base {base!r} derives from {entry!r} in turn; one of "
+            circle = " -> ".join(deriving + (entry, base))
+            raise UserError(f"{where}: the bases go round in a circle ({circle}); one of "
                             f"them must stand alone or derive from a catalogue machine")
         if _find(machines, base) is not None:
             base_raw = _user_entry(path, base, deriving + (entry,))

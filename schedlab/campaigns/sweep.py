@@ -26,7 +26,7 @@ import pandas as pd
 
 from schedlab import paths
 from schedlab.analysis import sweep as sweep_figure
-from schedlab.analysis.figures import FigureContext, provenance
+from schedlab.analysis.figures import FigureContext, metric_label, provenance
 from schedlab.analysis.tables import table
 from schedlab.campaigns.experiment import check_definition
 from schedlab.campaigns.reproduce import run_requests
@@ -163,7 +163,7 @@ def run_sweep(sweep: Sweep, metric: str | None, jobs: int | None = None,
     write_atomic(out["parquet"], buffer.getvalue())
     write_atomic(out["csv"], frame.to_csv(index=False))
     machine = load_machine(sweep.machine, sweep.fixed)
-    title = (f"{metric} over " + " x ".join(a.key for a in sweep.axes)
+    title = (f"{metric_label(metric)} over " + " x ".join(a.key for a in sweep.axes)
              + f" on {machine.name}" + (f" ({', '.join(sweep.fixed)})" if sweep.fixed else ""))
     ctx = FigureContext(name=sweep.name, title=title, scale="", backend=sweep.backend,
                         provenance=provenance(frame))
