@@ -143,6 +143,19 @@ def build(what: str) -> None:
 MAX_METRIC_COLUMNS = 6
 
 
+def backend_options(command):
+    """Where runs run (run, sweep): the backend, gem5's detailed cores, the workload size."""
+    for option in reversed((
+            click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
+                         show_default=True, help="auto = gem5 if GEM5 is set, else QEMU."),
+            click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
+                         help="gem5 CPU model to restore into."),
+            click.option("--size", default="smoke", show_default=True,
+                         help="Workload size class."))):
+        command = option(command)
+    return command
+
+
 def _best_backend() -> str:
     return "gem5" if os.environ.get("GEM5") else "qemu"
 
@@ -154,11 +167,7 @@ def _best_backend() -> str:
               help="Override a catalogue value, e.g. l2.size=8MiB.")
 @click.option("--workload", "workload_names", multiple=True, required=True,
               help="A registry name ('run.py workloads'), or ./prog / ./prog.c (static).")
-@click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
-              show_default=True, help="auto = gem5 if GEM5 is set, else QEMU.")
-@click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
-              help="gem5 CPU model to restore into.")
-@click.option("--size", default="smoke", show_default=True, help="Workload size class.")
+@backend_options
 @click.option("--reps", default=1, show_default=True, help="Repetitions of each workload.")
 @click.option("--cpus", default=None, help="Pin the workload to these CPUs (e.g. 0 or 0-1).")
 @click.option("--sched", type=click.Choice(SCHED_CLASSES), default="other", show_default=True,
@@ -342,11 +351,7 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time
               help="A registry name ('run.py workloads'); repeat for several per run.")
 @click.option("--policy", default=None, metavar="P[,P...]",
               help="A policy of kernel-patches/policies.toml, or several (swept).")
-@click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
-              show_default=True, help="auto = gem5 if GEM5 is set, else QEMU.")
-@click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
-              help="gem5 CPU model to restore into.")
-@click.option("--size", default="smoke", show_default=True, help="Workload size class.")
+@backend_options
 @click.option("--reps", default=3, show_default=True,
               help="Repetitions of each workload in each run (the whiskers' n).")
 @click.option("--cpus", default=None, help="Pin the workloads to these CPUs (e.g. 0 or 0-1).")
