@@ -77,6 +77,21 @@ def test_a_bad_point_is_named():
         _sweep(("l2.size=2MiB,3MiB",)).requests()
 
 
+@pytest.mark.parametrize("settings, fragment", [
+    (("--set", "l2.size=2MiB,3MiB"), "sweep point l2.size=3MiB: machine clovertown-e5320: "
+                                     "cache l2: size 3MiB"),
+    (("--set", "l2.size=2MiB"), "nothing to sweep"),
+    (("--set", "l9.size=1MiB,2MiB"), "cannot override unknown key 'l9.size'"),
+])
+def test_bad_sweeps_on_the_command_line_run_nothing(settings, fragment, results_dir):
+    proc = run_cli("sweep", "--machine", "clovertown-e5320", "--workload", "memlat",
+                   "--backend", "qemu", *settings, env={"SCHEDLAB_RESULTS": str(results_dir)})
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and fragment in last, proc.stderr
+    assert not list(results_dir.glob("*/results.json"))
+
+
 MACHINES = """
 [machines.clover6]
 base = "clovertown-e5320"
