@@ -22,7 +22,8 @@ from schedlab import paths
 from schedlab.guest import characterise, programs, workloads
 from schedlab.errors import UserError
 from schedlab.backends.gem5.plan import PlanError
-from schedlab.machine import format_cpus, format_size, load_machine, machine_names
+from schedlab.machine import (format_cpus, format_size, load_machine, machine_names,
+                              machine_ref)
 from schedlab.backends.gem5.plan import CPU_TYPES
 from schedlab.runs import BACKENDS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
 
@@ -45,6 +46,16 @@ def _pairs(items: tuple[str, ...], what: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def machines_file_option(command):
+    """``--machines FILE``: the user's own machines, found by name beside the catalogue's."""
+    return click.option(
+        "--machines", "machines_file", default=None, envvar="SCHEDLAB_MACHINES",
+        metavar="FILE", help="A machine file of your own, in configs/machines.toml's form "
+        "(an entry may derive from a catalogue machine: base = \"NAME\" plus changes); its "
+        "machines are then named like the catalogue's. Default: $SCHEDLAB_MACHINES. "
+        "FILE:NAME names one without it.")(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 def cli() -> None:
     """Simulate cache- and NUMA-aware OS scheduling studies on gem5 and QEMU.
@@ -60,23 +71,33 @@ def cli() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a catalogue value, e.g. l2.size=8MiB (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the resolved machine as JSON.")
-def machines(name: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
-    """List the machine catalogue, or show one machine as resolved."""
+@machines_file_option
+def machines(name: str | None, overrides: tuple[str, ...], as_json: bool,
+             machines_file: str | None) -> None:
+    """List the machine catalogue (and your machine file's), or show one machine as resolved.
+
+    NAME is a catalogue name, a name of --machines FILE, or FILE:NAME.
+    """
     if name is None:
+        names = [(n, "catalogue") for n in machine_names()]
+        if machines_file:
+            names += [(machine_ref(n, machines_file), machines_file)
+                      for n in machine_names(Path(machines_file))]
         rows = []
-        for n in machine_names():
+        for n, source in names:
             m = load_machine(n, overrides)
-            rows.append({"machine": n, "cores": m.cores, "clock": _format_clock(m.clock_hz),
+            rows.append({"machine": m.name, "cores": m.cores, "clock": _format_clock(m.clock_hz),
                          "pipeline": f"{m.pipeline.kind} x{m.pipeline.width}",
                          "caches": " ".join(
                              f"{c.name}:{format_size(c.size)}"
                              + (f"/{len(c.groups)}" if c.shared else "") for c in m.caches),
-                         "nodes": len(m.nodes), "studies": ",".join(map(str, m.studies))})
+                         "nodes": len(m.nodes), "studies": ",".join(map(str, m.studies)),
+                         **({"from": source} if machines_file else {})})
         click.echo(pd.DataFrame(rows).to_string(index=False))
         click.echo("\n(cache:size/N = N instances shared by groups of cores; "
                    "'run.py machines NAME' shows one)")
         return
-    m = load_machine(name, overrides)
+    m = load_machine(machine_ref(name, machines_file), overrides)
     if as_json:
         click.echo(json.dumps(m.to_dict(), indent=1))
         return
@@ -122,21 +143,31 @@ def build(what: str) -> None:
 MAX_METRIC_COLUMNS = 6
 
 
+def backend_options(command):
+    """Where runs run (run, sweep): the backend, gem5's detailed cores, the workload size."""
+    for option in reversed((
+            click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
+                         show_default=True, help="auto = gem5 if GEM5 is set, else QEMU."),
+            click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
+                         help="gem5 CPU model to restore into."),
+            click.option("--size", default="smoke", show_default=True,
+                         help="Workload size class."))):
+        command = option(command)
+    return command
+
+
 def _best_backend() -> str:
     return "gem5" if os.environ.get("GEM5") else "qemu"
 
 
 @cli.command()
 @click.option("--machine", "machine_name", required=True, help="A name from 'run.py machines'.")
+@machines_file_option
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a catalogue value, e.g. l2.size=8MiB.")
 @click.option("--workload", "workload_names", multiple=True, required=True,
               help="A registry name ('run.py workloads'), or ./prog / ./prog.c (static).")
-@click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
-              show_default=True, help="auto = gem5 if GEM5 is set, else QEMU.")
-@click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
-              help="gem5 CPU model to restore into.")
-@click.option("--size", default="smoke", show_default=True, help="Workload size class.")
+@backend_options
 @click.option("--reps", default=1, show_default=True, help="Repetitions of each workload.")
 @click.option("--cpus", default=None, help="Pin the workload to these CPUs (e.g. 0 or 0-1).")
 @click.option("--sched", type=click.Choice(SCHED_CLASSES), default="other", show_default=True,
@@ -164,17 +195,15 @@ def _best_backend() -> str:
 @click.option("--fast-forward/--no-fast-forward", default=True, show_default=True,
               help="gem5: run the guest's set-up on Atomic cores and switch to --cpu cores at "
                    "the workload (--no-fast-forward: --cpu cores throughout).")
-def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus, sched, prio,
+def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus, sched, prio,
         duration, extra_args, policy, sysctl, background, boot_args, numa_from, timeout,
         ready_timeout, attribute_tasks, fast_forward) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
-    import shlex
     backend = _best_backend() if backend == "auto" else backend
-    jobs = tuple(WorkloadRequest(w, size=size, reps=reps, cpus=cpus, sched=sched, prio=prio,
-                                 args=tuple(shlex.split(extra_args)), duration=duration)
-                 for w in workload_names)
+    jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
+                              prio=prio, extra_args=extra_args, duration=duration)
     request = RunRequest(
-        machine=machine_name, jobs=jobs, backend=backend, overrides=overrides, policy=policy,
+        machine=machine_ref(machine_name, machines_file), jobs=jobs, backend=backend, overrides=overrides, policy=policy,
         sysctl=_pairs(sysctl, "--sysctl"), background=tuple(WorkloadRequest(b) for b in background),
         boot_args=boot_args, cpu=cpu, numa_from=numa_from,
         timeout=timeout,
@@ -183,6 +212,15 @@ def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus,
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)
+
+
+def _workload_requests(names: tuple[str, ...], extra_args: str, **options
+                       ) -> tuple[WorkloadRequest, ...]:
+    """The workloads of --workload, each with the job options given (--args is one
+    string, split as a shell would)."""
+    import shlex
+    return tuple(WorkloadRequest(w, args=tuple(shlex.split(extra_args)), **options)
+                 for w in names)
 
 
 def _report_run(run_dir: Path, machine) -> None:
@@ -228,6 +266,24 @@ def _report_run(run_dir: Path, machine) -> None:
 
 
 # ----------------------------------------------------------------------------- campaigns
+def campaign_options(command):
+    """How a campaign runs (reproduce, sweep): where, how many at once, or not at all."""
+    for option in reversed((
+            click.option("--jobs", type=int, default=None,
+                         help="Runs at once (default: the host's cores, bounded by memory; "
+                              "SLURM: the array's concurrency limit, default 8)."),
+            click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
+                         show_default=True, help="Run on this host, or as one SLURM job array."),
+            click.option("--partition", default=None, help="SLURM: the partition to submit to."),
+            click.option("--time-limit", "time_limit_min", type=int, default=360,
+                         show_default=True, help="SLURM: minutes each array task (one run) "
+                                                 "may take."),
+            click.option("--dry-run", is_flag=True,
+                         help="Print the runs and their cost; run nothing."))):
+        command = option(command)
+    return command
+
+
 def _listing() -> list[dict]:
     from schedlab.campaigns.cost import campaign_host_hours
     from schedlab.campaigns.experiment import registry
@@ -251,15 +307,7 @@ def _listing() -> list[dict]:
 @click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="gem5",
               show_default=True, help="gem5 (timing, the figures' metrics) or qemu "
               "(placement only); auto = gem5 if GEM5 is set, else qemu.")
-@click.option("--jobs", type=int, default=None,
-              help="Runs at once (default: the host's cores, bounded by memory; SLURM: the "
-                   "array's concurrency limit, default 8).")
-@click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
-              show_default=True, help="Run on this host, or as one SLURM job array.")
-@click.option("--partition", default=None, help="SLURM: the partition to submit to.")
-@click.option("--time-limit", "time_limit_min", type=int, default=360, show_default=True,
-              help="SLURM: minutes each array task (one run) may take.")
-@click.option("--dry-run", is_flag=True, help="Print the runs and their cost; run nothing.")
+@campaign_options
 @click.option("--from-committed", is_flag=True,
               help="Draw from the committed tables (data/) even where gem5 could run.")
 def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time_limit_min,
@@ -291,6 +339,69 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time
                       source="committed" if from_committed else "auto",
                       slurm={"partition": partition, "time_limit_min": time_limit_min})
     click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
+
+
+@cli.command()
+@click.option("--machine", "machine_name", required=True, help="A name from 'run.py machines'.")
+@machines_file_option
+@click.option("--set", "settings", multiple=True, metavar="KEY=V1,V2,...",
+              help="A parameter to sweep (two or more values: every combination of the "
+                   "swept ones is a point) or to fix (one value), e.g. l2.size=1MiB,2MiB,4MiB.")
+@click.option("--workload", "workload_names", multiple=True, required=True,
+              help="A registry name ('run.py workloads'); repeat for several per run.")
+@click.option("--policy", default=None, metavar="P[,P...]",
+              help="A policy of kernel-patches/policies.toml, or several (swept).")
+@backend_options
+@click.option("--reps", default=3, show_default=True,
+              help="Repetitions of each workload in each run (the whiskers' n).")
+@click.option("--cpus", default=None, help="Pin the workloads to these CPUs (e.g. 0 or 0-1).")
+@click.option("--duration", type=float, default=None,
+              help="Seconds to run a workload that runs until stopped.")
+@click.option("--args", "extra_args", default="", help="Extra workload arguments (one string).")
+@click.option("--attribute-tasks", is_flag=True,
+              help="gem5: per-task IPC and misses (metrics task_ipc, task_llc_mpi, ...).")
+@click.option("--metric", default=None,
+              help="The results column to plot (default: gem5_ipc on gem5, wall_s, the "
+                   "elapsed time, on QEMU); a wrong name lists the columns there are.")
+@click.option("--name", default=None,
+              help="Names the table and figure (default: MACHINE--KEYS).")
+@campaign_options
+def sweep(machine_name, machines_file, settings, workload_names, policy, backend, cpu, size,
+          reps, cpus, duration, extra_args, attribute_tasks, metric, name, jobs, executor,
+          partition, time_limit_min, dry_run):
+    """Run a grid of machine parameters (and policies) and plot a metric over it.
+
+    Every combination of the swept values is one run, through the same executors as
+    'reproduce' (resumable: finished points are reused). The table goes to
+    results/sweeps/NAME.{parquet,csv}, the plot to results/figures/NAME.png.
+
+    Example: run.py sweep --machine clovertown-e5320 --workload memlat --cpus 0
+    --set l2.size=1MiB,2MiB,4MiB,8MiB --set l2.assoc=8,16
+    """
+    from schedlab.campaigns.cost import campaign_host_hours
+    from schedlab.campaigns.sweep import Sweep, default_name, parse_settings, run_sweep
+    backend = _best_backend() if backend == "auto" else backend
+    axes, fixed = parse_settings(settings, policy)
+    machine = machine_ref(machine_name, machines_file)
+    definition = Sweep(
+        name=name or default_name(load_machine(machine).name, axes), machine=machine,
+        axes=axes, fixed=fixed, backend=backend, cpu=cpu, attribute_tasks=attribute_tasks,
+        policy=None if policy and "," in policy else policy,
+        jobs=_workload_requests(workload_names, size=size, reps=reps, cpus=cpus,
+                                extra_args=extra_args, duration=duration))
+    requests = definition.requests()
+    if dry_run:
+        hours = campaign_host_hours(requests)
+        click.echo(f"{definition.name}: {len(requests)} runs on {backend}, estimated "
+                   + (f"{hours:.1f} host hours (one at a time)" if hours == hours
+                      else "host time unknown"))
+        for point in definition.points():
+            click.echo("  " + " ".join(f"{k}={v}" for k, v in point.items()))
+        return
+    out = run_sweep(definition, metric, jobs=jobs, executor=executor, say=_say,
+                    slurm={"partition": partition, "time_limit_min": time_limit_min})
+    click.echo(f"table ({out.runs} runs): {out.table} (and {out.csv.name})")
+    click.echo(f"figure: {out.figure}")
 
 
 @cli.command()
@@ -397,17 +508,18 @@ def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
 # ----------------------------------------------------------------------------- boot
 @cli.command("boot")
 @click.option("--machine", "machine_name", required=True, help="A name from 'run.py machines'.")
+@machines_file_option
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a catalogue value, e.g. --set l2.size=8MiB.")
 @click.option("--cpu", type=click.Choice(["atomic", "kvm"]), default="atomic",
               show_default=True, help="Boot cores (kvm only where /dev/kvm runs guests).")
-def boot(machine_name, overrides, cpu):
+def boot(machine_name, machines_file, overrides, cpu):
     """gem5: boot a machine to the runner's ready marker and keep a checkpoint."""
     from schedlab.backends.gem5.binary import probe
     from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
     from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.guest.image import build_image
-    machine = load_machine(machine_name, overrides).to_dict()
+    machine = load_machine(machine_ref(machine_name, machines_file), overrides).to_dict()
     plan = plan_from_dict(machine)    # bad input is reported before prerequisites
     binary = probe()
     click.echo(plan.describe())

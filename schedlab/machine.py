@@ -5,7 +5,10 @@ their board from it, the QEMU backend its -smp/-numa arguments, analysis its lab
 module uses only the standard library so that gem5's embedded Python can import it as well.
 
 Overrides (``--set l2.size=8MiB``) are applied to the raw catalogue entry before validation,
-so a hypothetical machine is checked exactly like a catalogued one.
+so a hypothetical machine is checked exactly like a catalogued one. So are the machines of a
+user's machine file (``--machines FILE``): entries in the catalogue's form, each standing alone
+or deriving from a catalogue machine (``base = "clovertown-e5320"`` plus what changes), named
+``FILE:NAME`` wherever a machine name goes.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ _CACHE_KEYS = {"level", "kind", "size", "assoc", "line", "latency", "shared_by",
 _MEMORY_KEYS = {"size_per_node", "latency", "delay"}
 _LATENCY_KEYS = {"local", "node", "remote"}
 _DELAY_KEYS = {"cycles", "max_cycles", "remote_cycles_per_delay"}
+# A user machine file's entries may also name the machine they derive from.
+_USER_MACHINE_KEYS = _MACHINE_KEYS | {"base"}
+# Machine names become parts of run ids and directory names.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 def parse_size(value, what: str) -> int:
@@ -250,14 +257,23 @@ class MachineSpec:
 # --------------------------------------------------------------------------- loading
 
 def load_catalogue(path: Path = CATALOGUE) -> dict:
+    """The ``[machines.*]`` tables of the catalogue, or of a user machine file."""
+    what = "machine catalogue" if path == CATALOGUE else "machine file"
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except FileNotFoundError:
-        raise UserError(f"machine catalogue {path} is missing; restore it from git") from None
+        fix = "restore it from git" if path == CATALOGUE else "check the path given"
+        raise UserError(f"{what} {path} is missing; {fix}") from None
+    except IsADirectoryError:
+        raise UserError(f"{what} {path} is a directory; name a .toml file") from None
     except tomllib.TOMLDecodeError as e:
-        raise UserError(f"machine catalogue {path} is not valid TOML: {e}") from None
-    return data.get("machines", {})
+        raise UserError(f"{what} {path} is not valid TOML: {e}") from None
+    machines = data.get("machines", {})
+    if path != CATALOGUE and (not machines or set(data) != {"machines"}):
+        raise UserError(f"{what} {path} must hold only [machines.NAME] tables, as "
+                        f"configs/machines.toml does")
+    return machines
 
 
 def machine_names(path: Path = CATALOGUE) -> list[str]:
@@ -269,29 +285,157 @@ def machine_names(path: Path = CATALOGUE) -> list[str]:
     return names
 
 
+def machine_ref(name: str, machines_file: str | Path | None = None) -> str:
+    """The name a run request carries: a catalogue name as it is; a user machine as
+    ``/absolute/FILE:NAME``, so the request means the same machine in any worker (a
+    campaign's, a SLURM task's) whatever its directory. ``machines_file`` is where
+    plain names are looked for first (``--machines FILE``)."""
+    file, sep, entry = name.rpartition(":")
+    if sep:
+        return f"{Path(file).resolve()}:{entry}"
+    if machines_file is not None:
+        path = Path(machines_file)
+        if name in machine_names(path):
+            return f"{path.resolve()}:{name}"
+        if name not in machine_names():
+            raise UserError(f"unknown machine {name!r}: neither in {path} nor in the catalogue; "
+                            f"'python3 run.py machines --machines {path}' lists both")
+    return name
+
+
 def load_machine(name: str, overrides: list[str] | tuple[str, ...] = (),
                  path: Path = CATALOGUE) -> MachineSpec:
-    """Resolve ``name`` (a machine or ``machine-variant``), apply ``key=value`` overrides."""
-    catalogue = load_catalogue(path)
-    base, variant = name, None
-    if name not in catalogue:
-        for candidate, entry in catalogue.items():
-            suffix = name[len(candidate) + 1:]
-            if name.startswith(candidate + "-") and suffix in entry.get("variants", {}):
-                base, variant = candidate, suffix
-                break
-        else:
+    """Resolve ``name`` (a machine, ``machine-variant``, or ``FILE:NAME`` of a user machine
+    file), apply ``key=value`` overrides."""
+    file, sep, entry = name.rpartition(":")
+    if sep:
+        raw = _user_entry(Path(file), entry)
+        name, where = entry, f"machine {entry} ({file})"
+    else:
+        raw = _entry(load_catalogue(path), name, f"machine {name}")
+        if raw is None:
             raise UserError(f"unknown machine {name!r}; run 'python3 run.py machines' to list them")
-    raw = copy.deepcopy(catalogue[base])
-    _check_keys(raw, _MACHINE_KEYS, name)
-    if variant is not None:
-        raw = _restrict_to_variant(raw, variant, name)
+        where = f"machine {name}"
     for item in overrides:
         _apply_override(raw, item, name)
-    return _build(name, raw, tuple(overrides))
+    return _build(name, raw, tuple(overrides), where)
+
+
+def _find(machines: dict, name: str) -> tuple[str, str | None] | None:
+    """(entry, variant or None) that ``name`` names in ``machines``, or None."""
+    if name in machines:
+        return name, None
+    for candidate, entry in machines.items():
+        suffix = name[len(candidate) + 1:]
+        if name.startswith(candidate + "-") and suffix in entry.get("variants", {}):
+            return candidate, suffix
+    return None
+
+
+def _entry(machines: dict, name: str, where: str) -> dict | None:
+    """A copy of the raw entry ``name`` of ``machines`` (a variant restricted to its cores),
+    or None if there is none."""
+    found = _find(machines, name)
+    if found is None:
+        return None
+    entry, variant = found
+    raw = copy.deepcopy(machines[entry])
+    _check_keys(raw, _MACHINE_KEYS, where)
+    if variant is not None:
+        raw = _restrict_to_variant(raw, variant, name)
+    return raw
+
+
+def _user_entry(path: Path, name: str, deriving: tuple[str, ...] = ()) -> dict:
+    """The raw entry ``name`` of a user machine file, derived from its base if it has one,
+    then (for ``entry-variant``) restricted to the variant's cores."""
+    machines = load_catalogue(path)
+    taken = set(machine_names())
+    for entry in machines:
+        if not _NAME.fullmatch(entry):
+            raise UserError(f"machine file {path}: machine name {entry!r} may hold only letters, "
+                            f"digits and . _ + - (it names result directories)")
+        if entry in taken:
+            raise UserError(f"machine file {path}: {entry!r} is a catalogue machine's name; "
+                            f"rename yours (write base = \"{entry}\" to derive from it)")
+    found = _find(machines, name)
+    if found is None:
+        raise UserError(f"machine file {path} has no machine {name!r}; it has "
+                        + ", ".join(machine_names(path)))
+    entry, variant = found
+    where = f"machine {entry} ({path})"
+    raw = copy.deepcopy(machines[entry])
+    _check_keys(raw, _USER_MACHINE_KEYS, where)
+    base = raw.pop("base", None)
+    if base is not None:
+        base = str(base)
+        if base in deriving + (entry,):
+            circle = " -> ".join(deriving + (entry, base))
+            raise UserError(f"{where}: the bases go round in a circle ({circle}); one of "
+                            f"them must stand alone or derive from a catalogue machine")
+        if _find(machines, base) is not None:
+            base_raw = _user_entry(path, base, deriving + (entry,))
+        else:
+            base_raw = _entry(load_catalogue(), base, f"machine {base}")
+            if base_raw is None:
+                raise UserError(f"{where}: base {base!r} is neither a catalogue machine nor "
+                                f"a machine of this file; 'python3 run.py machines' lists them")
+        raw = _derived(base_raw, raw, base, where)
+    if variant is not None:
+        raw = _restrict_to_variant(raw, variant, name)
+    return raw
+
+
+def _merged(base: dict, changes: dict) -> dict:
+    """``base`` with ``changes`` merged in, table by table (a value replaces a value)."""
+    out = dict(base)
+    for key, value in changes.items():
+        both_tables = isinstance(value, dict) and isinstance(base.get(key), dict)
+        out[key] = _merged(base[key], value) if both_tables else value
+    return out
+
+
+def _derived(base: dict, changes: dict, base_name: str, where: str) -> dict:
+    """A machine that is ``base`` with ``changes``. The base's variants name its own cores,
+    and a changed machine is none of the studies' machines: neither is inherited."""
+    inherited = {k: v for k, v in base.items() if k not in ("variants", "studies")}
+    inherited["description"] = f"derived from {base_name}: {base.get('description', '')}"
+    if base.get("notes"):
+        inherited["notes"] = f"{base_name}'s notes: {base['notes']}"
+    raw = _merged(inherited, changes)
+    for cname, cache in _require_table(changes.get("caches", {}), f"{where}: caches").items():
+        if isinstance(cache, dict) and "shared_by" in cache and "groups" not in cache:
+            raw["caches"][cname].pop("groups", None)   # the new scope replaces the old groups
+    if "cores" in changes and changes["cores"] != base.get("cores"):
+        # Groups inherited for another number of cores would be wrong or, at best,
+        # right by accident: the user says how the new cores group.
+        change = f"changes cores from {base.get('cores')} to {changes['cores']}"
+        if "packages" not in changes:
+            raise UserError(f"{where}: {change}; say how they group: add packages = N (the "
+                            f"cores split evenly into N chips, each sharing its caches "
+                            f"shared_by = \"package\")")
+        regrouped = {c for c, cache in changes.get("caches", {}).items()
+                     if isinstance(cache, dict) and {"groups", "shared_by"} & set(cache)}
+        stale = [c for c, cache in base.get("caches", {}).items()
+                 if "groups" in cache and c not in regrouped]
+        if stale:
+            raise UserError(f"{where}: {change}; cache {stale[0]} lists its groups of "
+                            f"{base.get('cores')} cores: give {stale[0]} groups (or a "
+                            f"shared_by) for the new cores")
+        if base.get("reserved_cores") and "reserved_cores" not in changes:
+            raise UserError(f"{where}: {change}; give reserved_cores for the new cores")
+    return raw
+
+
+def _require_table(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise UserError(f"{where} must be a table (a [section] or {{ key = value, ... }}), "
+                        f"not {value!r}")
+    return value
 
 
 def _check_keys(table: dict, allowed: set, where: str) -> None:
+    _require_table(table, where)
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UserError(f"{where}: unknown key {unknown[0]!r}; allowed keys: "
@@ -312,8 +456,8 @@ def _restrict_to_variant(raw: dict, variant: str, name: str) -> dict:
     cores = int(raw["cores"])
     if not keep or any(c not in range(cores) for c in keep) or len(set(keep)) != len(keep):
         raise UserError(f"{name}: variant cores {keep} must be distinct cores of 0..{cores - 1}")
-    packages = _split_evenly(list(range(cores)), int(raw["packages"]), f"{name}: packages")
-    nodes = _split_evenly(list(range(len(packages))), int(raw["nodes"]), f"{name}: nodes")
+    packages = _split_evenly(list(range(cores)), int(raw.get("packages", 1)), f"{name}: packages")
+    nodes = _split_evenly(list(range(len(packages))), int(raw.get("nodes", 1)), f"{name}: nodes")
     renumber = {old: new for new, old in enumerate(sorted(keep))}
     kept_packages = [p for p in packages if any(c in renumber for c in p)]
     per_package = {sum(c in renumber for c in p) for p in kept_packages}
@@ -381,8 +525,7 @@ def _int(value, what: str, minimum: int = 1) -> int:
     return value
 
 
-def _build(name: str, raw: dict, overrides: tuple[str, ...]) -> MachineSpec:
-    where = f"machine {name}"
+def _build(name: str, raw: dict, overrides: tuple[str, ...], where: str) -> MachineSpec:
     _check_keys(raw, _MACHINE_KEYS, where)
     for required in ("clock", "cores", "pipeline", "caches", "memory"):
         if required not in raw:
@@ -409,7 +552,7 @@ def _build(name: str, raw: dict, overrides: tuple[str, ...]) -> MachineSpec:
     scopes = {"core": tuple((c,) for c in range(cores)), "package": packages, "node": nodes,
               "machine": (tuple(range(cores)),)}
     caches = []
-    for cname, c in raw["caches"].items():
+    for cname, c in _require_table(raw["caches"], f"{where}: caches").items():
         cwhere = f"{where}: cache {cname}"
         _check_keys(c, _CACHE_KEYS, cwhere)
         if c.get("kind") not in CACHE_KINDS:

@@ -36,3 +36,16 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 900) -> subpro
     full_env = {**os.environ, "SCHEDLAB_IN_VENV": "1", **(env or {})}
     return subprocess.run([sys.executable, str(REPO / "run.py"), *args], cwd=REPO,
                           capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def qemu_topology_problems(run_dir: Path) -> list[str]:
+    """How what a QEMU run's guest saw differs from its machine, by the gem5 backend's own
+    topology check: QEMU's sockets are the machine's LLC groups, numbered as the plan
+    numbers them. Node memory is left out: QEMU gives every node its own small size."""
+    import json
+    from schedlab.backends.gem5.plan import plan_from_dict
+    from schedlab.backends.gem5.topology import topology_problems
+    machine = json.loads((run_dir / "machine.json").read_text())
+    facts = json.loads((run_dir / "results.json").read_text())["facts"]
+    facts = {k: v for k, v in facts.items() if not k.endswith(".mem_kb")}
+    return topology_problems(plan_from_dict(machine), machine, facts)

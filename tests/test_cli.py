@@ -12,7 +12,8 @@ import pytest
 
 from conftest import run_cli
 
-COMMANDS = ["demo", "test", "machines", "build", "run", "doctor", "workloads", "boot"]
+COMMANDS = ["demo", "test", "machines", "build", "run", "doctor", "workloads", "boot", "sweep",
+            "reproduce"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -150,3 +150,36 @@ def test_a_benchmark_sharing_its_cpu_is_charged_what_it_runs_alone(results_dir):
             assert job["gem5_task"]["insts"] > 0.9 * job["gem5"]["insts"]
     print("parser instructions alone / beside BV_0:", insts)
     assert insts[True] == pytest.approx(insts[False], rel=0.02)
+
+
+def test_user_machine_runs_on_its_bases_checkpoint(results_dir, tmp_path):
+    # A machine file's machine reaches gem5 as a catalogue machine does (its resolved dict
+    # in the spec): a bigger L2 than the base's is what gem5 builds, and since caches are
+    # not in the checkpoint key, the run restores the base machine's boot checkpoint.
+    from schedlab.backends.gem5.binary import probe
+    from schedlab.backends.gem5.checkpoint import checkpoint_key, guest_boot_args
+    from schedlab.backends.gem5.plan import plan_from_dict
+    from schedlab.backends.gem5.topology import topology_problems
+    from schedlab.machine import load_machine
+    from schedlab.runs import RunRequest, WorkloadRequest
+    base = MACHINES[0]
+    machines = tmp_path / "mine.toml"
+    machines.write_text(f'[machines.bigger-l2]\nbase = "{base}"\n'
+                        f'caches = {{ l2 = {{ size = "8MiB", assoc = 8 }} }}\n')
+    machine = load_machine(f"{machines}:bigger-l2").to_dict()
+    cpu = "o3" if machine["pipeline"]["kind"] == "out-of-order" else "timing"
+    run_dir, res = _run(RunRequest(machine=f"{machines}:bigger-l2", backend="gem5", cpu=cpu,
+                                   jobs=(WorkloadRequest("memlat", cpus="0"),),
+                                   timeout=3 * 3600))
+    assert res["ok"], res["errors"]
+    assert res["machine"] == "bigger-l2"
+    assert topology_problems(plan_from_dict(machine), machine, res["facts"]) == []
+    config = (run_dir / "gem5" / "config.ini").read_text()
+    l2 = config[config.index("[board.cache_hierarchy.l2_0]"):]
+    assert f"size={8 << 20}\n" in l2[:l2.index("\n[")]
+    info = json.loads((run_dir / "gem5.json").read_text())
+    base_machine = load_machine(base).to_dict()
+    base_plan = plan_from_dict(base_machine)
+    assert info["checkpoint"]["key"] == checkpoint_key(
+        probe(), base_plan, info["checkpoint"]["kernel"], info["checkpoint"]["image"],
+        guest_boot_args(base_machine, base_plan))

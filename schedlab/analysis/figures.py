@@ -32,6 +32,19 @@ LABELS = {
     "accesses_per_sec": "memlat accesses per second (guest clock)",
     "wall_s": "elapsed time (s, guest clock)",
 }
+# Units of the metric families that have no entry of their own in LABELS.
+SUFFIX_LABELS = {"_mpki": "misses per 1000 instructions", "_mpi": "misses per instruction",
+                 "_ipc": "instructions per cycle", "_misses": "misses",
+                 "_seconds": "seconds", "_s": "seconds"}
+
+
+def metric_label(metric: str) -> str:
+    """An axis label with the metric's unit: LABELS' own, else its family's."""
+    if metric in LABELS:
+        return LABELS[metric]
+    unit = next((u for suffix, u in SUFFIX_LABELS.items() if metric.endswith(suffix)), None)
+    name = metric.replace("_", " ")
+    return f"{name} ({unit})" if unit else name
 
 
 @dataclass
@@ -66,7 +79,8 @@ class FigureContext:
 
     @property
     def heading(self) -> str:
-        return f"{self.name}: {self.title}\n[{self.scale} scale, {self.backend}]"
+        scale = f"{self.scale} scale, " if self.scale else ""
+        return f"{self.name}: {self.title}\n[{scale}{self.backend}]"
 
 
 def provenance(frame: pd.DataFrame) -> dict:
@@ -133,7 +147,7 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
             ax.annotate(f"{change:+.1f}%", (i, top), ha="center", va="bottom", fontsize=7,
                         xytext=(0, 2), textcoords="offset points")
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
-    ax.set_ylabel(LABELS.get(metric, metric.replace("_", " ")), fontsize=8)
+    ax.set_ylabel(metric_label(metric), fontsize=8)
     ax.legend(fontsize=7, loc="upper right")
     ax.margins(y=0.15)
     return stats

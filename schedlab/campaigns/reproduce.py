@@ -127,15 +127,7 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
                             f"--backend qemu for placement only")
-        report = _execute(requests, f"{name}-{scale}", jobs, executor, say, slurm or {})
-        if report.interrupted and not report.failed:
-            raise KeyboardInterrupt       # the summary said "rerun to resume"
-        if report.failed:
-            first = report.failed[0]
-            raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
-                            f"{first.run_id}: {error_line(first.log_tail)} (log: "
-                            f"{logs_dir() / (first.run_id + '.log')}); rerun to retry them "
-                            f"(finished runs are kept)")
+        report = run_requests(requests, f"{name}-{scale}", jobs, executor, say, slurm or {})
         tables = collect(experiment, report.run_dirs())
         for part, frame in tables.items():
             save_committed(frame, where[part])
@@ -169,6 +161,22 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
             orient="records")),
         "reading": str(reading) if reading.is_file() else None}, indent=1))
     return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
+
+
+def run_requests(requests, name, jobs, executor, say, slurm_options):
+    """Run a campaign's requests on this host or as a SLURM job array; both executors'
+    outcomes as one CampaignReport. An interruption (after the executor's summary) and
+    failed runs end here, the failures with the first one's error and log."""
+    report = _execute(requests, name, jobs, executor, say, slurm_options)
+    if report.interrupted and not report.failed:
+        raise KeyboardInterrupt       # the summary said "rerun to resume"
+    if report.failed:
+        first = report.failed[0]
+        raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
+                        f"{first.run_id}: {error_line(first.log_tail)} (log: "
+                        f"{logs_dir() / (first.run_id + '.log')}); rerun to retry them "
+                        f"(finished runs are kept)")
+    return report
 
 
 def _execute(requests, name, jobs, executor, say, slurm_options):
