@@ -175,6 +175,9 @@ def _best_backend() -> str:
 @click.option("--prio", default=0, show_default=True, help="RT priority for fifo/rr.")
 @click.option("--duration", type=float, default=None,
               help="Seconds to run a workload that runs until stopped.")
+@click.option("--warmup", type=float, default=0.0, show_default=True,
+              help="Seconds the workload runs before its region of interest (and --duration) "
+                   "begins: its start-up is left out and its caches are warm.")
 @click.option("--args", "extra_args", default="", help="Extra workload arguments (one string).")
 @click.option("--policy", default=None, help="A policy of kernel-patches/policies.toml "
               "(default: vanilla).")
@@ -196,12 +199,13 @@ def _best_backend() -> str:
               help="gem5: run the guest's set-up on Atomic cores and switch to --cpu cores at "
                    "the workload (--no-fast-forward: --cpu cores throughout).")
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus, sched, prio,
-        duration, extra_args, policy, sysctl, background, boot_args, numa_from, timeout,
-        ready_timeout, attribute_tasks, fast_forward) -> None:
+        duration, warmup, extra_args, policy, sysctl, background, boot_args, numa_from,
+        timeout, ready_timeout, attribute_tasks, fast_forward) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     backend = _best_backend() if backend == "auto" else backend
     jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
-                              prio=prio, extra_args=extra_args, duration=duration)
+                              prio=prio, extra_args=extra_args, duration=duration,
+                              warmup=warmup)
     request = RunRequest(
         machine=machine_ref(machine_name, machines_file), jobs=jobs, backend=backend, overrides=overrides, policy=policy,
         sysctl=_pairs(sysctl, "--sysctl"), background=tuple(WorkloadRequest(b) for b in background),

@@ -72,6 +72,9 @@ class WorkloadRequest:
     # Milliseconds the workload waits before it starts: a real difference between the
     # repetitions of a deterministic simulation (the phase of a background task).
     start_delay_ms: float = 0.0
+    # Seconds the workload runs before its region of interest (and its duration) begins:
+    # its start-up stays outside the measurement, and its caches are warm at the start.
+    warmup: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -154,8 +157,12 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
             raise UserError(f"a start delay must not be negative, not {req.start_delay_ms} ms")
         argv = ["sh", "-c", 'usleep "$0" && exec "$@"', str(round(req.start_delay_ms * 1000)),
                 *argv]
+    if req.warmup < 0:
+        raise UserError(f"a warm-up must not be negative, not {req.warmup} s")
+    if req.warmup and for_background:
+        raise UserError("a background workload has no region of interest to warm up for")
     return GuestJob(name, tuple(argv), req.reps, req.cpus, req.sched, req.prio,
-                    0 if for_background else duration_us)
+                    0 if for_background else duration_us, round(req.warmup * 1e6))
 
 
 def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
@@ -381,6 +388,9 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         stopped = result.get("stopped") and result.get("exit") in (143, 0)
         if result.get("exit") != 0 and not stopped:
             problems.append(f"{result['job']} rep {result['rep']} exited with {result['exit']}")
+        if result.get("ended_in_warmup"):
+            problems.append(f"{result['job']} rep {result['rep']} ended during its warm-up: "
+                            f"its region of interest is empty (shorten --warmup)")
         errors += problems
         rows.append({**{k: v for k, v in result.items() if k != "stdout"},
                      "workload": req.workload if req else result["job"],

@@ -45,3 +45,22 @@ def test_benchmark_and_base_vector_alternate_with_the_quantum(quantum_ms, tmp_pa
     print(f"turns at Q = {quantum_ms} ms (ms):", [round(x, 2) for x in report["lengths_ms"]])
     assert report["alternating"] and report["full_turns"] >= 6
     assert min(report["lengths_ms"]) >= 0.9 * quantum_ms
+
+
+@pytest.mark.timeout(1200)
+def test_a_warmup_moves_the_region_past_the_start(tmp_path, monkeypatch):
+    """--warmup: the launcher begins the region (and the duration) that long after the
+    workload started; a workload that ends within its warm-up is reported, not measured."""
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    run_dir = execute(prepare(RunRequest(
+        machine="clovertown-e5320-mup", backend="qemu",
+        jobs=(WorkloadRequest("bv_0", size="paper", cpus="0", duration=0.1, warmup=0.3),
+              WorkloadRequest("bv_0", cpus="0", warmup=30.0)))))
+    res = json.loads((run_dir / "results.json").read_text())
+    timed, short = res["jobs"]
+    # Stopped 0.1 s after a 0.3 s warm-up: it ran for the two together.
+    assert timed["stopped"] and not timed["ended_in_warmup"]
+    assert 0.4 <= timed["elapsed_ns"] / 1e9 < 5
+    # bv_0's smoke size (200 passes) ends long before 30 s.
+    assert short["ended_in_warmup"] and short["exit"] == 0
+    assert any("ended during its warm-up" in e for e in res["errors"])

@@ -13,8 +13,14 @@
  * microsecond; timeout(1) of busybox counts whole seconds), with its process group; the
  * result then says "stopped":true.
  *
+ * With --warmup-us W the region of interest (the m5 ops and the --duration-us timer) begins
+ * W microseconds after the workload started, so its start-up (exec, page faults, building
+ * its input) is outside the region and its caches are warm when the region begins (on gem5
+ * the warm-up runs on the Atomic cores, whose caches are the detailed cores' caches). If the
+ * workload ends during the warm-up the result says "ended_in_warmup":true.
+ *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
- *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N]
+ *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
  *               [--background] -- CMD [ARGS...]
  */
 #define _GNU_SOURCE
@@ -169,7 +175,8 @@ int main(int argc, char **argv)
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
 	const char *m5_mode = "none", *out = NULL;
 	int rep = 0, prio = 0, background = 0, i, fds[2];
-	long long duration_us = 0;
+	long long duration_us = 0, warmup_us = 0;
+	int ended_in_warmup = 0;
 	cpu_set_t set;
 	struct sched_param param;
 	int policy;
@@ -202,6 +209,8 @@ int main(int argc, char **argv)
 			out = val;
 		else if (!strcmp(opt, "--duration-us"))
 			duration_us = atoll(val);
+		else if (!strcmp(opt, "--warmup-us"))
+			warmup_us = atoll(val);
 		else
 			die("unknown option", opt);
 	}
@@ -233,8 +242,10 @@ int main(int argc, char **argv)
 	}
 	if (pipe(fds))
 		die("pipe", strerror(errno));
-	m5(m5_mode, "resetstats");
-	m5(m5_mode, "workbegin");
+	if (!warmup_us) {
+		m5(m5_mode, "resetstats");
+		m5(m5_mode, "workbegin");
+	}
 	uint64_t start = now_ns();
 	pid_t pid = fork();
 
@@ -261,6 +272,18 @@ int main(int argc, char **argv)
 		die("cannot run", argv[i + 1]);
 	}
 	close(fds[1]);
+	if (warmup_us) {
+		struct timespec warmup = { warmup_us / 1000000, (warmup_us % 1000000) * 1000 };
+		siginfo_t early;
+
+		while (nanosleep(&warmup, &warmup) && errno == EINTR)
+			;
+		early.si_pid = 0;
+		waitid(P_PID, pid, &early, WEXITED | WNOHANG | WNOWAIT);
+		ended_in_warmup = early.si_pid == pid;
+		m5(m5_mode, "resetstats");
+		m5(m5_mode, "workbegin");
+	}
 	if (duration_us > 0) {
 		struct sigaction sa;
 		struct itimerval timer;
@@ -306,12 +329,12 @@ int main(int argc, char **argv)
 	print_json_string(job, strlen(job));
 	printf(",\"rep\":%d,\"pid\":%d,\"exit\":%d,\"elapsed_ns\":%llu,\"user_us\":%lld,\"sys_us\":%lld,"
 	       "\"nvcsw\":%ld,\"nivcsw\":%ld,\"migrations\":%lld,\"switches\":%lld,"
-	       "\"stopped\":%s,\"stdout_truncated\":%s,\"stdout\":",
+	       "\"stopped\":%s,\"ended_in_warmup\":%s,\"stdout_truncated\":%s,\"stdout\":",
 	       rep, (int)pid, code, (unsigned long long)elapsed,
 	       (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
 	       (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
 	       ru.ru_nvcsw, ru.ru_nivcsw, migrations, switches, stopped ? "true" : "false",
-	       used == sizeof(captured) ? "true" : "false");
+	       ended_in_warmup ? "true" : "false", used == sizeof(captured) ? "true" : "false");
 	print_json_string(captured, used);
 	printf("}\n");
 	return fflush(stdout) != 0;

@@ -34,6 +34,7 @@ class GuestJob:
     sched: str = "other"
     prio: int = 0
     duration_us: int = 0        # stop the workload (SIGTERM) this long after it started
+    warmup_us: int = 0          # begin the region of interest (and the duration) this late
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def _placement(job: GuestJob) -> list[str]:
         opts += ["--cpus", job.cpus]
     if job.duration_us:
         opts += ["--duration-us", str(job.duration_us)]
+    if job.warmup_us:
+        opts += ["--warmup-us", str(job.warmup_us)]
     return opts
 
 
