@@ -332,9 +332,11 @@ def test_largest_local_region_is_torn_down_and_regrouped(kernel, initramfs):
     v, files, console = boot(kernel, initramfs, "teardown", ["policy=2"])
     counters, table = regions(files["p0/sched_regions"])
     assert counters["teardowns"] >= 1, (counters, console[-3000:])
+    # Forming memlat's two regions takes about 2 x 255 merges: more means the pages of a
+    # torn-down region were merged again by later regioning phases. (The last teardown may
+    # come just before the dump, so the table itself may show its pages as seeds.)
     assert counters["merges"] > 2 * REGION_PAGES, counters
-    # The regions torn down were regrouped by later regioning phases.
-    assert len(big_regions(table, REGION_PAGES)) >= 1, table
+    assert table, counters
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
