@@ -68,7 +68,8 @@ EXPERIMENTS = (
     _experiment("demarchi-fig3", "figure", "Migrations map: the CPU of each task for each "
                 "sample, vanilla vs task-affinity (4 cores)", _four, "cpu"),
     _experiment("demarchi-fig4", "figure", "Cache miss rates of loads and stores, vanilla vs "
-                "task-affinity, machines A and B, 2 and 4 cores", _all, "task_l1d_mpi"),
+                "task-affinity, machines A and B, 2 and 4 cores", _all,
+                "mixer_l1d_load_miss_rate"),
     _experiment("demarchi-fig5", "figure", "Migrations per task, 4 cores (log scale)", _four,
                 "migrations"),
     _experiment("demarchi-fig6", "figure", "Mean execution time per task per sample and its "
