@@ -99,35 +99,96 @@ def console_panicked(outdir: Path) -> str | None:
     return None
 
 
-def _stat_total(simobject, name: str) -> float:
-    """A statistic's value (scalar) or total (vector/formula) read from the C++ object."""
-    info = simobject.getCCObject().resolveStat(name)
-    value = getattr(info, "total", None)
-    if value is None:
-        value = info.value
-    return float(value)
+# Which of a cache's requests are loads and which stores. At the L1 D-cache: the core's
+# own reads (plain and locked) and writes. At the last level: what an L1 D-cache sends on a
+# miss (a load misses as ReadSharedReq or ReadCleanReq; a store as ReadExReq, or UpgradeReq
+# when the line is present but shared), counted for this CPU's data-side requestor.
+L1D_LOADS, L1D_STORES = ("ReadReq", "LockedRMWReadReq"), ("WriteReq", "LockedRMWWriteReq")
+LLC_LOADS, LLC_STORES = ("ReadSharedReq", "ReadCleanReq"), ("ReadExReq", "UpgradeReq")
 
 
-def core_counters(board, plan, cpu: int) -> dict:
-    """Cumulative counters of one CPU: cycles, instructions, misses of its L1s and of its
-    share of the last-level cache instance (per-requestor entries of that cache's stats)."""
-    core = board.get_processor().get_cores()[cpu].get_simobject()
-    h = board.get_cache_hierarchy()
-    out = {"cycles": _stat_total(core, "numCycles"), "insts": float(core.totalInsts())}
-    for label, kind in (("l1d_misses", "data"), ("l1i_misses", "instruction")):
-        out[label] = _stat_total(getattr(h, plan.l1_of(cpu, kind).name), "demandMisses")
-    llc = next(c for c in plan.caches if c.cache == plan.llc and cpu in c.cores)
-    if llc.level > 1:
-        info = getattr(h, llc.name).getCCObject().resolveStat("demandMisses")
-        # A formula (hits + misses per requestor): its per-requestor values are its
-        # result, not its (empty) value. Requestors are named from below the board:
-        # "processor.detailed0.core.data".
-        values = getattr(info, "result", None)
-        values = list(values() if callable(values) else values or info.value)
-        prefix = core.path().partition(".")[2] + "."
-        out["llc_misses"] = float(sum(v for n, v in zip(info.subnames, values)
-                                      if str(n).startswith(prefix)))
-    return out
+class CoreCounters:
+    """Cumulative counters of one CPU, read at every context switch the guest reports:
+    cycles, instructions, misses of its L1s and of its share of the last-level cache
+    instance (that cache's per-requestor entries), and the L1 D-cache's and the last
+    level's load and store accesses and misses.
+
+    Each statistic is resolved by name once per core object (a CPU's Atomic and detailed
+    cores are different objects with different requestor names) and read live afterwards:
+    at thousands of switches per simulated second (the mixer of study 2) the name lookups
+    would otherwise be most of the cost of a switch."""
+
+    def __init__(self, board, plan: BoardPlan):
+        self.board, self.plan = board, plan
+        self.readers: dict[str, list] = {}
+
+    def read(self, cpu: int) -> dict:
+        core = self.board.get_processor().get_cores()[cpu].get_simobject()
+        key = core.path()
+        if key not in self.readers:
+            self.readers[key] = self._readers(core, cpu)
+        out = {"insts": float(core.totalInsts())}
+        for label, read in self.readers[key]:
+            out[label] = read()
+        return out
+
+    def _readers(self, core, cpu: int) -> list:
+        h = self.board.get_cache_hierarchy()
+        l1d = getattr(h, self.plan.l1_of(cpu, "data").name).getCCObject()
+        l1i = getattr(h, self.plan.l1_of(cpu, "instruction").name).getCCObject()
+        out = [("cycles", _total(core.getCCObject().resolveStat("numCycles"))),
+               ("l1d_misses", _total(l1d.resolveStat("demandMisses"))),
+               ("l1i_misses", _total(l1i.resolveStat("demandMisses")))]
+        for label, cmds, stat in (("l1d_load", L1D_LOADS, "accesses"),
+                                  ("l1d_load", L1D_LOADS, "misses"),
+                                  ("l1d_store", L1D_STORES, "accesses"),
+                                  ("l1d_store", L1D_STORES, "misses")):
+            out.append((f"{label}_{stat}", _sum_of(
+                [_total(i) for i in _resolve_all(l1d, cmds, stat)])))
+        llc = next(c for c in self.plan.caches if c.cache == self.plan.llc and cpu in c.cores)
+        if llc.level > 1:
+            cc = getattr(h, llc.name).getCCObject()
+            # Requestors are named from below the board: "processor.detailed0.core.data".
+            mine = core.path().partition(".")[2] + "."
+            out.append(("llc_misses", _requestor_sum(cc.resolveStat("demandMisses"), mine)))
+            for label, cmds in (("llc_load", LLC_LOADS), ("llc_store", LLC_STORES)):
+                for stat in ("accesses", "misses"):
+                    out.append((f"{label}_{stat}", _sum_of(
+                        [_requestor_sum(i, mine + "data")
+                         for i in _resolve_all(cc, cmds, stat)])))
+        return out
+
+
+def _resolve_all(cc, commands, stat: str) -> list:
+    """The ``<command>.<stat>`` statistics a cache has (it has none for a command that
+    its protocol never sees)."""
+    infos = (cc.resolveStat(f"{c}.{stat}") for c in commands)
+    return [i for i in infos if i is not None]
+
+
+def _total(info):
+    """A reader of a statistic's value (scalar) or total (vector, formula)."""
+    if getattr(info, "total", None) is not None:
+        return lambda: float(info.total)
+    return lambda: float(info.value)
+
+
+def _values(info) -> list:
+    # A formula (hits + misses per requestor): its per-requestor values are its result,
+    # not its (empty) value.
+    values = getattr(info, "result", None)
+    return list(values() if callable(values) else values or info.value)
+
+
+def _requestor_sum(info, prefix: str):
+    """A reader of the sum of a per-requestor statistic's entries whose requestor names
+    start with ``prefix``; which entries those are is worked out once."""
+    picked = [i for i, n in enumerate(info.subnames) if str(n).startswith(prefix)]
+    return lambda: float(sum(_values(info)[i] for i in picked))
+
+
+def _sum_of(readers: list):
+    return lambda: float(sum(r() for r in readers))
 
 
 def total_insts(board) -> int:
@@ -149,6 +210,7 @@ class RunEvents:
         self.args, self.plan, self.board = args, plan, board
         self.cpu, self.fast_forward, self.outdir = cpu, fast_forward, outdir
         self.attribution = TaskAttribution() if args.attribute_tasks else None
+        self.counters = CoreCounters(board, plan)
         self.cpus = list(range(plan.num_cores))
         self.regions = []  # per-task totals of each region of interest, in order
         self.start_host = time.time()
@@ -242,7 +304,7 @@ class RunEvents:
             return self.on_unexpected(ev)
         pid, cpu = TaskAttribution.decode(ev.getCode())
         if cpu in self.cpus:
-            self.attribution.switch(cpu, pid, core_counters(self.board, self.plan, cpu))
+            self.attribution.switch(cpu, pid, self.counters.read(cpu))
         return None
 
     def on_workbegin(self, ev) -> int | None:
@@ -298,7 +360,7 @@ class RunEvents:
     # -------------------------------------------------------------------------- helpers
     def _rebase_attribution(self) -> None:
         for c in self.cpus:
-            self.attribution.rebase(c, core_counters(self.board, self.plan, c))
+            self.attribution.rebase(c, self.counters.read(c))
 
     def _write_attribution(self, closing_region: bool) -> None:
         if self.attribution is None:
@@ -308,7 +370,7 @@ class RunEvents:
             # task running at the region's end is only named then); the file is rewritten
             # at the exit with them settled.
             self.regions.append(self.attribution.close_region(
-                {c: core_counters(self.board, self.plan, c) for c in self.cpus}))
+                {c: self.counters.read(c) for c in self.cpus}))
         else:
             self.attribution.settle_owed()
         data = {"regions": [by_pid(r) for r in self.regions],

@@ -25,11 +25,23 @@ HOST_FIELDS = ("host_s", "ips")
 
 
 class _Stat:
-    def __init__(self, value, subnames=None):
-        self.value = value
-        self.total = value if subnames is None else sum(value)
-        self.subnames = subnames or []
-        self.result = value if subnames is not None else None
+    """A statistic as gem5's Python sees it: read live (the script resolves each one once
+    and reads it at every switch)."""
+
+    def __init__(self, read, subnames=None):
+        self.read, self.subnames = read, subnames or []
+
+    @property
+    def value(self):
+        return self.read()
+
+    @property
+    def total(self):
+        return sum(self.read()) if self.subnames else self.read()
+
+    @property
+    def result(self):
+        return self.read() if self.subnames else None
 
 
 class _FakeCore:
@@ -43,7 +55,17 @@ class _FakeCore:
 
     def resolveStat(self, name):
         assert name == "numCycles", name
-        return _Stat(float(self.clock["steps"] * 2000))
+        return _Stat(lambda: float(self.clock["steps"] * 2000))
+
+
+# Per step, per requestor: demand misses 3 (L1s) or the requestor's number (the L2); the
+# per-command statistics a fixed multiple of that. LockedRMWWriteReq is one the caches
+# here do not have.
+COMMANDS = {"ReadReq.misses": 1, "LockedRMWReadReq.misses": 0, "WriteReq.misses": 2,
+            "ReadReq.accesses": 10, "LockedRMWReadReq.accesses": 1, "WriteReq.accesses": 5,
+            "ReadSharedReq.misses": 1, "ReadCleanReq.misses": 0, "ReadExReq.misses": 1,
+            "UpgradeReq.misses": 1, "ReadSharedReq.accesses": 4, "ReadCleanReq.accesses": 0,
+            "ReadExReq.accesses": 2, "UpgradeReq.accesses": 1}
 
 
 class _FakeCache:
@@ -51,11 +73,13 @@ class _FakeCache:
         self.clock, self.requestors = clock, requestors
 
     def resolveStat(self, name):
-        assert name == "demandMisses", name
-        n = self.clock["steps"]
+        if name != "demandMisses" and name not in COMMANDS:
+            return None
+        weight = COMMANDS.get(name, 1)
         if self.requestors is None:
-            return _Stat(float(n * 3))
-        return _Stat([float(n * (i + 1)) for i in range(len(self.requestors))],
+            return _Stat(lambda: float(self.clock["steps"] * 3 * weight))
+        return _Stat(lambda: [float(self.clock["steps"] * (i + 1) * weight)
+                              for i in range(len(self.requestors))],
                      subnames=self.requestors)
 
 
@@ -248,11 +272,22 @@ if __name__ != "__main__":
                          "l1d_misses": 6.0, "l1i_misses": 6.0, "llc_misses": 8.0},
                   "43": {"switches": 0, "cycles": 8000.0, "insts": 4000.0,
                          "l1d_misses": 12.0, "l1i_misses": 12.0, "llc_misses": 12.0}}
-        assert d["attribution"] == {
-            "regions": [region],
-            "since_last_region": {"43": {"switches": 2, "cycles": 4000.0, "insts": 2000.0,
-                                         "l1d_misses": 6.0, "l1i_misses": 6.0,
-                                         "llc_misses": 2.0}}}
+        base = ("switches", "cycles", "insts", "l1d_misses", "l1i_misses", "llc_misses")
+
+        def basic(totals):
+            return {pid: {k: t[k] for k in base} for pid, t in totals.items()}
+        assert [basic(r) for r in d["attribution"]["regions"]] == [region]
+        assert basic(d["attribution"]["since_last_region"]) == {
+            "43": {"switches": 2, "cycles": 4000.0, "insts": 2000.0, "l1d_misses": 6.0,
+                   "l1i_misses": 6.0, "llc_misses": 2.0}}
+        # Loads and stores (COMMANDS' multiples) for pid 42's 2 steps on CPU 1: at its L1 D
+        # (3 a step), ReadReq + LockedRMWReadReq vs WriteReq; at the L2, its data requestor
+        # (4 a step), ReadSharedReq + ReadCleanReq vs ReadExReq + UpgradeReq.
+        task = d["attribution"]["regions"][0]["42"]
+        assert {k: v for k, v in task.items() if k not in base} == {
+            "l1d_load_misses": 6.0, "l1d_load_accesses": 66.0, "l1d_store_misses": 12.0,
+            "l1d_store_accesses": 30.0, "llc_load_misses": 8.0, "llc_load_accesses": 32.0,
+            "llc_store_misses": 16.0, "llc_store_accesses": 24.0}
         # The tasks' shares add up to the CPUs' totals: 4 region steps on 2 CPUs.
         assert sum(t["cycles"] for t in region.values()) == 4 * 2 * 2000
         assert sum(t["insts"] for t in region.values()) == 4 * (1000 + 2000)

@@ -136,3 +136,14 @@ def test_numa_traffic_by_latency_class_on_real_westmere_stats():
     assert region_metrics(roi, plan.memory.requesters)["numa_local_share"] == t["numa_local_share"]
     assert "numa_local_share" not in region_metrics(roi)
     assert numa_traffic(roi, ()) == {}
+
+
+def test_task_metrics_give_load_and_store_miss_rates_where_accesses_are_counted():
+    from schedlab.backends.gem5.stats import task_metrics
+    m = task_metrics({"insts": 1000.0, "cycles": 2000.0, "switches": 3,
+                      "l1d_misses": 50.0, "l1d_load_misses": 30.0, "l1d_load_accesses": 300.0,
+                      "l1d_store_misses": 20.0, "l1d_store_accesses": 100.0})
+    assert m["ipc"] == 0.5 and m["l1d_mpi"] == 0.05
+    assert m["l1d_load_miss_rate"] == 0.1 and m["l1d_store_miss_rate"] == 0.2
+    assert m["l1d_load_mpi"] == 0.03 and m["l1d_load_accesses"] == 300.0
+    assert "l1d_miss_rate" not in m          # no accesses counted for all demand misses

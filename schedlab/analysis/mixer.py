@@ -264,6 +264,13 @@ def read_exec(path: Path) -> tuple[list[int], dict[str, list[int]]]:
     return ([int(r["sample"]) for r in rows], {t: [int(r[t]) for r in rows] for t in TASKS})
 
 
+def read_tids(path: Path) -> dict[str, int]:
+    """task -> thread id (tids.csv; absent from runs made before the mixer wrote it)."""
+    if not path.is_file():
+        return {}
+    return {r["task"]: int(r["tid"]) for r in _rows(path, ["task", "tid"])}
+
+
 def load(directory: Path, llc_groups: list[list[int]] | None = None) -> MixerRun:
     """Read a run's files. ``llc_groups`` (e.g. the machine's) overrides the guest's topology."""
     directory = Path(directory)

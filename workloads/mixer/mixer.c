@@ -31,6 +31,8 @@
  *   exec.csv        execution time per task, every exec_stride-th sample
  *   topology.csv    cpu -> CPUs sharing its last-level cache, as the
  *                   system reports it
+ *   tids.csv        task,tid: the thread id of each task (the id under which
+ *                   gem5's per-task attribution charges its counters)
  * The cpus code: one symbol per sample -- CPU 0-61 as one character of
  * 0-9a-zA-Z, any CPU as (N), '.' (handover.csv) as said -- and a symbol
  * followed by {K} stands for K samples. So the maps take at most about one
@@ -434,6 +436,12 @@ static void write_outputs(void)
 	fprintf(f, "task,first,last,cpus\n");
 	for (k = 0; k < NTASKS; k++)
 		write_map(f, k, tasks[k].cpu_out, tasks[k].cpu);
+	fclose(f);
+
+	f = open_out("tids.csv");
+	fprintf(f, "task,tid\n");
+	for (k = 0; k < NTASKS; k++)
+		fprintf(f, "%s,%d\n", task_name[k], (int)tasks[k].tid);
 	fclose(f);
 
 	f = open_out("exec.csv");

@@ -150,7 +150,8 @@ def region_metrics(dump: dict, numa_requesters=()) -> dict[str, float]:
 def task_metrics(totals: dict[str, float]) -> dict[str, float]:
     """IPC, misses per instruction (``_mpi``, as the papers define it) and per
     kilo-instruction of one task from its attributed totals (attribution.TaskAttribution:
-    cycles, insts, l1d_misses, l1i_misses, llc_misses, switches)."""
+    cycles, insts, l1d_misses, l1i_misses, llc_misses, switches), and the miss rate
+    (misses per access) of the loads and stores whose accesses are counted."""
     insts, cycles = _f(totals.get("insts", 0)), _f(totals.get("cycles", 0))
     out = {"insts": insts, "cycles": cycles, "switches": _f(totals.get("switches", 0)),
            "ipc": insts / cycles if cycles else math.nan}
@@ -158,6 +159,12 @@ def task_metrics(totals: dict[str, float]) -> dict[str, float]:
         if key.endswith("_misses"):
             out[key] = _f(value)
             per_inst = _f(value) / insts if insts else math.nan
-            out[key[:-len("_misses")] + "_mpi"] = per_inst
-            out[key[:-len("_misses")] + "_mpki"] = 1000.0 * per_inst
+            what = key[:-len("_misses")]
+            out[what + "_mpi"] = per_inst
+            out[what + "_mpki"] = 1000.0 * per_inst
+            # Where the accesses are counted too (loads, stores): misses per access.
+            accesses = _f(totals.get(what + "_accesses", 0))
+            if what + "_accesses" in totals:
+                out[what + "_accesses"] = accesses
+                out[what + "_miss_rate"] = _f(value) / accesses if accesses else math.nan
     return out
