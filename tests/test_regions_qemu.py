@@ -18,16 +18,12 @@ boot takes 15 to 60 s on a loaded 2-core host.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-BOOT_TIMEOUT = 300
-BUSYBOX = Path("/bin/busybox")
-QEMU = shutil.which("qemu-system-x86_64")
+from scenario_guest import BOOT_TIMEOUT, BUSYBOX, QEMU, boot, scenario_initramfs
 # sd_llc_id of the two caches QEMU's -smp 4,sockets=2,cores=2 gives the guest.
 LLCS = {0: [0, 1], 2: [2, 3]}
 REGION_PAGES = 256          # 1 MiB regions of 4 KiB pages
@@ -184,58 +180,16 @@ def initramfs(tmp_path_factory) -> Path:
 
 
 def make_initramfs(root: Path) -> Path:
-    """busybox, memlat, regjoin and the scenarios' /init, packed by the project's cpio writer."""
-    from schedlab.guest.image import write_cpio
+    """busybox, memlat, regjoin and the scenarios' /init."""
     from schedlab.guest.programs import binary
-
-    (root / "regjoin.c").write_text(REGJOIN_C)
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o",
-                    str(root / "regjoin"), str(root / "regjoin.c")], check=True)
-    (root / "init").write_text(INIT)
-    entries = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1", "dir /bin 0755 0 0",
-               f"file /bin/busybox {BUSYBOX} 0755 0 0",
-               f"file /memlat {binary('memlat')} 0755 0 0",
-               f"file /regjoin {root / 'regjoin'} 0755 0 0", f"file /init {root / 'init'} 0755 0 0"]
-    entries += [f"dir /{d} 0755 0 0" for d in ("proc", "sys", "tmp")]
-    return write_cpio(entries, root / "initramfs.cpio")
+    return scenario_initramfs(root, INIT, {"regjoin": (REGJOIN_C, [])},
+                              {"memlat": binary("memlat")})
 
 
-def boot(kernel, initramfs, test: str, extra: list[str] = ()) -> tuple[dict, dict, str]:
-    """Boot, run one scenario; returns (key=value lines, files dumped, the whole console)."""
-    append = " ".join(["console=ttyS0", "panic=-1", "loglevel=6", f"schedtest={test}",
-                       "rdinit=/init", *extra])
-    cmd = [QEMU, "-accel", "tcg", "-smp", "4,sockets=2,cores=2", "-m", "512M", "-kernel",
-           str(kernel.bzimage), "-initrd", str(initramfs), "-append", append, "-nographic",
-           "-no-reboot"]
-    try:
-        output = subprocess.run(cmd, capture_output=True, text=True, timeout=BOOT_TIMEOUT,
-                                errors="replace").stdout
-    except subprocess.TimeoutExpired as e:
-        output = (e.stdout or b"").decode(errors="replace")
-        if "SCHEDTEST-END" not in output:
-            pytest.fail(f"guest did not finish '{test}' in {BOOT_TIMEOUT} s:\n{output[-3000:]!r}")
-    console = output.replace("\r", "")
-    assert "SCHEDTEST-END" in console, f"scenario {test} did not finish:\n{console[-3000:]}"
-    body = console.split(f"SCHEDTEST-BEGIN {test}", 1)[1].split("SCHEDTEST-END", 1)[0]
-    values, files, current = {}, {}, None
-    for line in body.splitlines():
-        if line.startswith("=== file "):
-            current = line[len("=== file "):].strip()
-            files[current] = []
-        elif line.startswith("=== end"):
-            current = None
-        elif current is not None:
-            files[current].append(line)
-        elif "=" in line and not line.startswith("["):
-            k, _, v = line.partition("=")
-            values[k.strip()] = v.strip()
-    return values, files, console
-
-
-def regions(lines: list[str]) -> tuple[dict, list[dict]]:
+def regions(text: str) -> tuple[dict, list[dict]]:
     """/proc/<pid>/sched_regions: the counters and one dict per region."""
     counters, table = {}, []
-    for line in lines:
+    for line in text.splitlines():
         if m := re.fullmatch(r"region (\d+): (\w+) llc (-?\d+) pages (\d+) ws (\d+)", line):
             table.append({"slot": int(m[1]), "type": m[2], "llc": int(m[3]),
                           "pages": int(m[4]), "ws": int(m[5])})
@@ -245,10 +199,10 @@ def regions(lines: list[str]) -> tuple[dict, list[dict]]:
     return counters, table
 
 
-def caches(lines: list[str]) -> dict[int, dict]:
+def caches(text: str) -> dict[int, dict]:
     """/proc/sched_regions: llc -> {cpus, load_pages, regions}."""
     out = {}
-    for line in lines:
+    for line in text.splitlines():
         if m := re.fullmatch(r"llc (\d+): cpus (\S+) load_pages (-?\d+) regions (\d+)", line):
             out[int(m[1])] = {"cpus": m[2], "load": int(m[3]), "regions": int(m[4])}
     return out

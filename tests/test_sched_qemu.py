@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,10 +25,7 @@ from schedlab.analysis import mixer
 from schedlab.guest import numa
 
 REPO = Path(__file__).resolve().parent.parent
-# A guard against hangs, not a speed target (a guest takes seconds on an idle host).
-BOOT_TIMEOUT = 300
-BUSYBOX = Path("/bin/busybox")
-QEMU = shutil.which("qemu-system-x86_64")
+from scenario_guest import BOOT_TIMEOUT, BUSYBOX, QEMU, boot, scenario_initramfs
 # -smp sockets=2,cores=2: QEMU's CPUID gives each socket its own LLC, so Linux sees {0,1},{2,3}.
 LLC_GROUPS = [[0, 1], [2, 3]]
 
@@ -148,62 +144,15 @@ def kernel():
 
 @pytest.fixture(scope="module")
 def initramfs(tmp_path_factory):
-    return scenario_initramfs(tmp_path_factory, "sleeper", SLEEPER_C, [], INIT)
+    return _initramfs(tmp_path_factory, "sleeper", SLEEPER_C, [], INIT)
 
 
-def scenario_initramfs(tmp_path_factory, program: str, source: str, ldflags: list[str],
-                       init_script: str) -> Path:
-    """A small initramfs: busybox, the mixer, one helper program compiled from ``source``
-    and ``init_script`` as /init, packed by the project's cpio writer."""
-    from schedlab.guest.image import write_cpio
+def _initramfs(tmp_path_factory, program: str, source: str, ldflags: list[str],
+               init_script: str) -> Path:
+    """busybox, the mixer and one helper program compiled from ``source``."""
     from schedlab.guest.programs import binary
-
-    root = tmp_path_factory.mktemp(f"{program}-initramfs")
-    src = root / f"{program}.c"
-    src.write_text(source)
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", *ldflags, "-o",
-                    str(root / program), str(src)], check=True)
-    init = root / "init"
-    init.write_text(init_script)
-    entries = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1", "dir /bin 0755 0 0",
-               f"file /bin/busybox {BUSYBOX} 0755 0 0", f"file /mixer {binary('mixer')} 0755 0 0",
-               f"file /{program} {root / program} 0755 0 0", f"file /init {init} 0755 0 0"]
-    entries += [f"dir /{d} 0755 0 0" for d in ("proc", "sys", "tmp")]
-    return write_cpio(entries, root / "initramfs.cpio")
-
-
-def boot(kernel, initramfs, test: str, extra: list[str] = (), smp="4,sockets=2,cores=2",
-         mem="512M") -> tuple[dict, dict, str]:
-    """Boot, run one scenario; returns (key=value lines, files dumped, the whole console)."""
-    append = " ".join(["console=ttyS0", "panic=-1", "loglevel=6", f"schedtest={test}",
-                       "rdinit=/init", *extra])
-    cmd = [QEMU, "-accel", "tcg", "-smp", smp, "-m", mem, "-kernel", str(kernel.bzimage),
-           "-initrd", str(initramfs), "-append", append, "-nographic", "-no-reboot"]
-    try:
-        output = subprocess.run(cmd, capture_output=True, text=True, timeout=BOOT_TIMEOUT,
-                                errors="replace").stdout
-    except subprocess.TimeoutExpired as e:
-        # A guest that ended its scenario but powers off slowly on a loaded host is done.
-        output = (e.stdout or b"").decode(errors="replace")
-        if "SCHEDTEST-END" not in output:
-            pytest.fail(f"guest did not finish '{test}' in {BOOT_TIMEOUT} s:\n"
-                        f"{output[-3000:]!r}")
-    console = output.replace("\r", "")
-    assert "SCHEDTEST-END" in console, f"scenario {test} did not finish:\n{console[-3000:]}"
-    body = console.split(f"SCHEDTEST-BEGIN {test}", 1)[1].split("SCHEDTEST-END", 1)[0]
-    values, files, current = {}, {}, None
-    for line in body.splitlines():
-        if line.startswith("=== file "):
-            current = line[len("=== file "):].strip()
-            files[current] = []
-        elif line.startswith("=== end"):
-            current = None
-        elif current is not None:
-            files[current].append(line)
-        elif "=" in line and not line.startswith("log:") and not line.startswith("["):
-            k, _, v = line.partition("=")
-            values[k.strip()] = v.strip()
-    return values, {k: "\n".join(v) + "\n" for k, v in files.items()}, console
+    return scenario_initramfs(tmp_path_factory.mktemp(f"{program}-initramfs"), init_script,
+                              {program: (source, ldflags)}, {"mixer": binary("mixer")})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -484,7 +433,7 @@ poweroff -f
 
 @pytest.fixture(scope="module")
 def knobs_initramfs(tmp_path_factory):
-    return scenario_initramfs(tmp_path_factory, "taffperm", TAFF_PERM_C, ["-pthread"],
+    return _initramfs(tmp_path_factory, "taffperm", TAFF_PERM_C, ["-pthread"],
                               KNOBS_INIT)
 
 
