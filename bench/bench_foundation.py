@@ -4,7 +4,10 @@
 Targets (issue 2): cold build <= 20 min and rebuild after one patch <= 3 min on 2 cores;
 boot + poweroff of a 4-vCPU guest <= 10 s. Writes bench/results/foundation-<host>-<date>.json.
 
-    .venv-python bench/bench_foundation.py [--skip-cold] [--boots N]
+    .venv-python bench/bench_foundation.py [--skip-cold] [--boots N] [--compare-kernel BZIMAGE]
+
+``--compare-kernel`` times the same boots with another kernel (the same image and run), e.g.
+the kernel of the commit before a config change, to measure what the change costs at boot.
 
 The cold build uses a throw-away cache (SCHEDLAB_CACHE in a temporary directory), so it
 measures extraction, configuration and the whole compile; the patch rebuild touches the
@@ -37,10 +40,40 @@ def timed(fn):
     return time.monotonic() - start, result
 
 
+def qemu_boots(prepared, bzimage: Path, n: int, quiet) -> tuple[list[float], list[float]]:
+    """Host seconds of n QEMU boots (boot, run bv_0 smoke, power off) of ``bzimage`` with the
+    run's image and payload, and the guest's uptime at its ready marker in each."""
+    from schedlab.backends import qemu
+    from schedlab.guest.image import write_cpio
+    from schedlab.guest.payload import QEMU_PAYLOAD
+    from schedlab.guest.protocol import parse_console
+    boots, ready = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        payload = prepared.write_payload(tmp / "payload.cpio", quiet)
+        run_cpio = write_cpio([f"file {QEMU_PAYLOAD} {payload} 0644 0 0"], tmp / "run.cpio",
+                              quiet)
+        initrd = tmp / "initrd.cpio"
+        initrd.write_bytes(prepared.image.initramfs.read_bytes() + run_cpio.read_bytes())
+        for _ in range(n):
+            console = tmp / "console.log"
+            cmd = qemu.command(prepared.machine, bzimage, initrd,
+                               "console=ttyS0 panic=-1 schedlab.backend=qemu", console)
+            secs, text = timed(lambda: qemu.boot(cmd, console, 120, 300, prepared.guest.nonce,
+                                                 quiet))
+            boots.append(round(secs, 2))
+            facts = parse_console(text, prepared.guest.nonce).facts
+            ready.append(float(facts["uptime.topology-at-boot"]))
+    return boots, ready
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-cold", action="store_true", help="skip the cold kernel build")
     parser.add_argument("--boots", type=int, default=3, help="QEMU boots to time")
+    parser.add_argument("--compare-kernel", metavar="BZIMAGE",
+                        help="also time the boots with this kernel (e.g. one built without a "
+                             "config option, to measure what the option costs at boot)")
     args = parser.parse_args()
     out: dict = {"host": platform.node(), "cpus": os.cpu_count(), "date": str(date.today()),
                  "load_average_at_start": os.getloadavg()}
@@ -72,25 +105,23 @@ def main() -> None:
             os.environ.pop("SCHEDLAB_CACHE")
 
     from schedlab.runs import RunRequest, WorkloadRequest, prepare
-    from schedlab.backends import qemu
-    from schedlab.guest.image import extra_archive
     prepared = prepare(RunRequest(machine="clovertown-e5320",
                                   jobs=(WorkloadRequest("bv_0", size="smoke"),)), progress=quiet)
-    boots = []
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        spec = extra_archive({"/schedlab/spec.sh": prepared.guest.render()}, tmp / "spec.cpio", quiet)
-        initrd = tmp / "initrd.cpio"
-        initrd.write_bytes(prepared.image.initramfs.read_bytes() + spec.read_bytes())
-        for _ in range(args.boots):
-            console = tmp / "console.log"
-            cmd = qemu.command(prepared.machine, prepared.kernel.bzimage, initrd,
-                               "console=ttyS0 panic=-1 schedlab.backend=qemu", console)
-            secs, _ = timed(lambda: qemu.boot(cmd, console, 120, 300, prepared.guest.nonce, quiet))
-            boots.append(round(secs, 2))
-    out["qemu_boot_poweroff_4vcpu_s"] = boots
-    out["qemu_boot_poweroff_4vcpu_median_s"] = statistics.median(boots)
-    print(f"QEMU 4-vCPU boot + bv_0 smoke + poweroff: {boots} s")
+    kernels = {"current": prepared.kernel.bzimage}
+    if args.compare_kernel:
+        kernels["compared"] = Path(args.compare_kernel)
+        out["compared_kernel"] = args.compare_kernel
+    for label, bzimage in kernels.items():
+        boots, ready = qemu_boots(prepared, bzimage, args.boots, quiet)
+        key = "qemu_boot_poweroff_4vcpu" + ("" if label == "current" else "_compared_kernel")
+        out[f"{key}_s"] = boots
+        out[f"{key}_median_s"] = statistics.median(boots)
+        # The guest's own clock when its runner had read the topology (just before the
+        # ready marker): the kernel's boot plus the runner's start, without QEMU's.
+        out[f"{key}_guest_ready_s"] = ready
+        out[f"{key}_guest_ready_median_s"] = statistics.median(ready)
+        print(f"QEMU 4-vCPU boot + bv_0 smoke + poweroff ({label} kernel {bzimage}): "
+              f"{boots} s; guest clock at ready {ready} s")
     dest = REPO / "bench" / "results" / f"foundation-{platform.node()}-{date.today()}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(out, indent=1) + "\n")

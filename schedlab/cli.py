@@ -131,7 +131,8 @@ def _best_backend() -> str:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a catalogue value, e.g. l2.size=8MiB.")
 @click.option("--workload", "workload_names", multiple=True, required=True,
-              help="A registry name ('run.py workloads'), or ./prog / ./prog.c (static).")
+              help="A registry name ('run.py workloads'), or ./prog.c or a program ./prog "
+                   "(static, or dynamic: its libraries come with it, as ldd finds them).")
 @click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
               show_default=True, help="auto = gem5 if GEM5 is set, else QEMU.")
 @click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
@@ -164,9 +165,11 @@ def _best_backend() -> str:
 @click.option("--fast-forward/--no-fast-forward", default=True, show_default=True,
               help="gem5: run the guest's set-up on Atomic cores and switch to --cpu cores at "
                    "the workload (--no-fast-forward: --cpu cores throughout).")
+@click.option("--overlay", "overlays", multiple=True, metavar="DIR",
+              help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
 def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus, sched, prio,
         duration, extra_args, policy, sysctl, background, boot_args, numa_from, timeout,
-        ready_timeout, attribute_tasks, fast_forward) -> None:
+        ready_timeout, attribute_tasks, fast_forward, overlays) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     import shlex
     backend = _best_backend() if backend == "auto" else backend
@@ -179,7 +182,7 @@ def run(machine_name, overrides, workload_names, backend, cpu, size, reps, cpus,
         boot_args=boot_args, cpu=cpu, numa_from=numa_from,
         timeout=timeout,
         ready_timeout=ready_timeout, attribute_tasks=attribute_tasks,
-        fast_forward=fast_forward)
+        fast_forward=fast_forward, overlay=overlays)
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)

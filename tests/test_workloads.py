@@ -265,8 +265,8 @@ def test_user_program(tmp_path, overlay):
     assert programs.build_user_program(static) == static.resolve()
     dyn = tmp_path / "dyn"
     subprocess.run(["gcc", str(src), "-o", str(dyn)], check=True)
-    with pytest.raises(UserError, match="-static"):
-        programs.build_user_program(dyn)
+    assert programs.build_user_program(dyn) == dyn.resolve() and programs.is_dynamic(dyn)
+    assert not programs.is_dynamic(exe)
     bad = tmp_path / "bad.c"
     bad.write_text("int main(void){ return undeclared; }\n")
     with pytest.raises(UserError, match="undeclared"):

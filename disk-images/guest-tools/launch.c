@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "m5op.h"
+
 #define STDOUT_LIMIT (256 * 1024)
 
 static volatile pid_t stop_pid;
@@ -101,16 +103,12 @@ static int parse_policy(const char *name)
 	return -1;
 }
 
-static void m5(const char *mode, const char *op)
-{
-	char cmd[128];
+static int use_m5;
 
-	if (!strcmp(mode, "none"))
-		return;
-	snprintf(cmd, sizeof(cmd), "/opt/schedlab/bin/m5 %s %s",
-		 strcmp(mode, "addr") ? "" : "--addr", op);
-	if (system(cmd) != 0)
-		fprintf(stderr, "launch: m5 %s failed\n", op);
+static void m5(unsigned int func)
+{
+	if (use_m5)
+		m5_op(func, 0, 0, 0, 0);
 }
 
 static uint64_t now_ns(void)
@@ -216,6 +214,9 @@ int main(int argc, char **argv)
 		die("bad --cpus list", cpus);
 	if (strcmp(m5_mode, "none") && strcmp(m5_mode, "insn") && strcmp(m5_mode, "addr"))
 		die("unknown --m5 mode (none, insn, addr)", m5_mode);
+	use_m5 = strcmp(m5_mode, "none") != 0;
+	if (!strcmp(m5_mode, "addr") && m5_use_addr())
+		die("cannot map the m5 op page", NULL);
 	param.sched_priority = prio;
 
 	if (background) {
@@ -233,8 +234,8 @@ int main(int argc, char **argv)
 	}
 	if (pipe(fds))
 		die("pipe", strerror(errno));
-	m5(m5_mode, "resetstats");
-	m5(m5_mode, "workbegin");
+	m5(M5_RESETSTATS);
+	m5(M5_WORKBEGIN);
 	uint64_t start = now_ns();
 	pid_t pid = fork();
 
@@ -292,8 +293,8 @@ int main(int argc, char **argv)
 
 	wait4(pid, &status, 0, &ru);
 	stop_pid = 0;
-	m5(m5_mode, "workend");
-	m5(m5_mode, "dumpstats");
+	m5(M5_WORKEND);
+	m5(M5_DUMPSTATS);
 
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
