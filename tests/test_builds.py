@@ -22,7 +22,8 @@ def test_kernel_outputs_are_real(guest_kernel):
     got = kernel._read_config(guest_kernel.config)
     assert {k: got.get(k, "n") for k in wanted} == wanted
     for option in ("CONFIG_SMP=y", "CONFIG_NUMA=y", "CONFIG_NUMA_EMU=y", "CONFIG_SCHED_MC=y",
-                   "CONFIG_HZ=1000", "CONFIG_SCHEDSTATS=y", "CONFIG_SERIAL_8250_CONSOLE=y"):
+                   "CONFIG_HZ=1000", "CONFIG_SCHEDSTATS=y", "CONFIG_SERIAL_8250_CONSOLE=y",
+                   "CONFIG_NET=y", "CONFIG_UNIX=y"):
         assert option in config
     assert "CONFIG_MODULES=y" not in config
 

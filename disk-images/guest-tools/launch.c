@@ -229,6 +229,17 @@ int main(int argc, char **argv)
 	}
 
 	if (out) {
+		/* mkdir -p: the runner starts no mkdir process per repetition. */
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%s", out);
+		for (char *p = dir + 1; *p; p++) {
+			if (*p == '/') {
+				*p = 0;
+				mkdir(dir, 0755);
+				*p = '/';
+			}
+		}
 		mkdir(out, 0755);
 		setenv("SCHEDLAB_OUT", out, 1);
 	}
