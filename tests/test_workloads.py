@@ -73,7 +73,7 @@ def test_build_is_cached_and_overlay_is_complete(overlay, monkeypatch):
     assert set(data) == set(REGISTRY)
     for name, entry in data.items():
         exe = overlay / W.GUEST_BIN / name
-        assert entry["binary"] == f"/opt/schedlab/bin/{name}"
+        assert entry["binary"] == f"/schedlab/bin/{name}"
         assert entry["sizes"]["smoke"]["args"] == REGISTRY[name].args("smoke")
         head = exe.read_bytes()
         assert head[:4] == b"\x7fELF" and not programs._elf_is_dynamic(head), f"{name} is not static"
