@@ -40,14 +40,18 @@ def timed(fn):
     return time.monotonic() - start, result
 
 
-def qemu_boots(prepared, bzimage: Path, n: int, quiet) -> tuple[list[float], list[float]]:
-    """Host seconds of n QEMU boots (boot, run bv_0 smoke, power off) of ``bzimage`` with the
-    run's image and payload, and the guest's uptime at its ready marker in each."""
+def qemu_boots(prepared, kernels: dict[str, Path], n: int, quiet,
+               icount: bool = False) -> dict[str, tuple]:
+    """Per kernel: host seconds of n QEMU boots (boot, run bv_0 smoke, power off) with the
+    run's image and payload, and the guest's uptime at its ready marker in each. The
+    kernels' boots alternate, so a change in the host's load falls on all of them. With
+    ``icount`` the guest's clock counts its instructions (QEMU -icount shift=0, 1 ns each,
+    idle time skipped), so the uptime at ready does not depend on the host's load."""
     from schedlab.backends import qemu
     from schedlab.guest.image import write_cpio
     from schedlab.guest.payload import QEMU_PAYLOAD
     from schedlab.guest.protocol import parse_console
-    boots, ready = [], []
+    out: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in kernels}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         payload = prepared.write_payload(tmp / "payload.cpio", quiet)
@@ -56,27 +60,33 @@ def qemu_boots(prepared, bzimage: Path, n: int, quiet) -> tuple[list[float], lis
         initrd = tmp / "initrd.cpio"
         initrd.write_bytes(prepared.image.initramfs.read_bytes() + run_cpio.read_bytes())
         for _ in range(n):
-            console = tmp / "console.log"
-            cmd = qemu.command(prepared.machine, bzimage, initrd,
-                               "console=ttyS0 panic=-1 schedlab.backend=qemu", console)
-            secs, text = timed(lambda: qemu.boot(cmd, console, 120, 300, prepared.guest.nonce,
-                                                 quiet))
-            boots.append(round(secs, 2))
-            facts = parse_console(text, prepared.guest.nonce).facts
-            ready.append(float(facts["uptime.topology-at-boot"]))
-    return boots, ready
+            for label, bzimage in kernels.items():
+                console = tmp / "console.log"
+                cmd = qemu.command(prepared.machine, bzimage, initrd,
+                                   "console=ttyS0 panic=-1 schedlab.backend=qemu", console)
+                if icount:
+                    cmd += ["-icount", "shift=0,sleep=off"]
+                secs, text = timed(lambda: qemu.boot(cmd, console, 120, 300,
+                                                     prepared.guest.nonce, quiet))
+                out[label][0].append(round(secs, 2))
+                facts = parse_console(text, prepared.guest.nonce).facts
+                out[label][1].append(float(facts["uptime.topology-at-boot"]))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-cold", action="store_true", help="skip the cold kernel build")
     parser.add_argument("--boots", type=int, default=3, help="QEMU boots to time")
+    parser.add_argument("--icount", action="store_true",
+                        help="QEMU counts instructions for the guest's clock (-icount): the "
+                             "uptime at ready is then free of the host's load")
     parser.add_argument("--compare-kernel", metavar="BZIMAGE",
                         help="also time the boots with this kernel (e.g. one built without a "
                              "config option, to measure what the option costs at boot)")
     args = parser.parse_args()
     out: dict = {"host": platform.node(), "cpus": os.cpu_count(), "date": str(date.today()),
-                 "load_average_at_start": os.getloadavg()}
+                 "load_average_at_start": os.getloadavg(), "icount": args.icount}
 
     from schedlab import paths
     from schedlab.guest import kernel
@@ -111,9 +121,11 @@ def main() -> None:
     if args.compare_kernel:
         kernels["compared"] = Path(args.compare_kernel)
         out["compared_kernel"] = args.compare_kernel
-    for label, bzimage in kernels.items():
-        boots, ready = qemu_boots(prepared, bzimage, args.boots, quiet)
-        key = "qemu_boot_poweroff_4vcpu" + ("" if label == "current" else "_compared_kernel")
+    for label, (boots, ready) in qemu_boots(prepared, kernels, args.boots, quiet,
+                                                      args.icount).items():
+        bzimage = kernels[label]
+        key = ("qemu_boot_poweroff_4vcpu" + ("_icount" if args.icount else "")
+               + ("" if label == "current" else "_compared_kernel"))
         out[f"{key}_s"] = boots
         out[f"{key}_median_s"] = statistics.median(boots)
         # The guest's own clock when its runner had read the topology (just before the
@@ -122,7 +134,8 @@ def main() -> None:
         out[f"{key}_guest_ready_median_s"] = statistics.median(ready)
         print(f"QEMU 4-vCPU boot + bv_0 smoke + poweroff ({label} kernel {bzimage}): "
               f"{boots} s; guest clock at ready {ready} s")
-    dest = REPO / "bench" / "results" / f"foundation-{platform.node()}-{date.today()}.json"
+    tag = ("-compare" if args.compare_kernel else "") + ("-icount" if args.icount else "")
+    dest = REPO / "bench" / "results" / f"foundation-{platform.node()}-{date.today()}{tag}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {dest}")

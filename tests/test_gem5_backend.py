@@ -394,16 +394,21 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     assert info["checkpoint"]["kernel_args"] == whole
 
 
-def test_run_collects_what_the_guest_wrote_with_writefile(tmp_path, monkeypatch):
+def _stand_in_job(tmp_path, monkeypatch, readfile: str | bytes) -> g5run.Gem5Job:
+    """A job of the clovertown-e5320-mup for the stand-in gem5 (STAND_IN)."""
     monkeypatch.setenv("GEM5", str(_stand_in(tmp_path, STAND_IN)))
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
     m = load_machine("clovertown-e5320-mup").to_dict()
     plan = plan_from_dict(m)
-    job = g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile=b"write\n",
-                        kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
-                                                      "image-hash"),
-                        kernel_args=tuple(checkpoint.run_kernel_args(m, plan)))
+    return g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile=readfile,
+                         kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
+                                                       "image-hash"),
+                         kernel_args=tuple(checkpoint.run_kernel_args(m, plan)))
+
+
+def test_run_collects_what_the_guest_wrote_with_writefile(tmp_path, monkeypatch):
+    job = _stand_in_job(tmp_path, monkeypatch, b"write\n")
     result = g5run.run(job, tmp_path / "run", progress=None)
     # The runner's report follows the console; the artifacts come from its tar file.
     assert result["console"] == "readfile said: write\n\n@@schedlab n end\n"
@@ -414,16 +419,7 @@ def test_run_collects_what_the_guest_wrote_with_writefile(tmp_path, monkeypatch)
 def test_failed_run_keeps_gem5_logs(tmp_path, monkeypatch):
     # A run directory is only published when complete, so the logs of a gem5 that died
     # are copied where the error message says they are.
-    monkeypatch.setenv("GEM5", str(_stand_in(tmp_path, STAND_IN)))
-    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
-
-    m = load_machine("clovertown-e5320-mup").to_dict()
-    plan = plan_from_dict(m)
-    job = g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile="panic\n",
-                        kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
-                                                      "image-hash"),
-                        kernel_args=tuple(checkpoint.run_kernel_args(m, plan)))
+    job = _stand_in_job(tmp_path, monkeypatch, "panic\n")
     with pytest.raises(binary.Gem5Error, match="killed by signal 6") as e:
         g5run.run(job, tmp_path / "run", progress=None)
     logs = Path(str(e.value).split("logs in ", 1)[1].split(";")[0].split()[0])
