@@ -125,10 +125,10 @@ def test_rt_tests_cyclictest_and_hackbench_run_in_the_guest(results_dir):
     res = json.loads((execute(prepared, progress=print) / "results.json").read_text())
     assert res["ok"], res["errors"]
     cyclic, sockets, pipes = (j["output"] for j in res["jobs"])
-    # cyclictest -q: one summary line per thread, each after its 1000 loops.
-    threads = [line for line in cyclic if line.startswith("T:")]
-    assert len(threads) == 2 and all("C:   1000" in t or "C:1000" in t.replace(" ", "")
-                                     for t in threads), cyclic
+    # cyclictest -q: a summary line per thread; the first thread ran its 1000 loops (the
+    # second, at a longer interval, stops with it).
+    threads = [line.replace(" ", "") for line in cyclic if line.startswith("T:")]
+    assert len(threads) == 2 and "C:1000Min:" in threads[0], cyclic
     assert any("process mode" in line for line in sockets), sockets
     assert any(line.startswith("Time:") for line in sockets), sockets
     assert any(line.startswith("Time:") for line in pipes), pipes
