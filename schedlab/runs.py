@@ -51,6 +51,8 @@ DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
 # to minutes of guest time; a gem5 run simulates milliseconds to a second, a few thousand
 # switches per CPU at most (about 100 B each), and every buffer page costs simulated
 # allocation work at each run's start and guest memory (Hector's stations have 96 MiB).
+# gem5's size is allocated once before the boot checkpoint (disk-images/rootfs/init,
+# GEM5_TRACE_BUFFER_KB), so a run pays nothing for it.
 TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
 # The QEMU guest's own kernel arguments; gem5's are checkpoint.run_kernel_args.
 QEMU_KERNEL_ARGS = ("console=ttyS0", "panic=-1", "schedlab.backend=qemu")

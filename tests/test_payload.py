@@ -161,3 +161,14 @@ def test_boot_checkpoint_does_not_depend_on_the_workloads(tmp_path, monkeypatch)
         ids.add(prepared.run_id)
         assert job.readfile[:6] == b"070701"     # the payload (newc cpio) goes to readfile
     assert len(keys) == 1 and len(ids) == 2
+
+
+def test_runner_allocates_gem5_trace_buffer_of_the_runs_size_before_the_checkpoint():
+    """The runner sizes gem5's trace buffer at boot (before the checkpoint) so that runs,
+    which ask for TRACE_BUFFER_KB["gem5"], allocate nothing: the two must agree."""
+    import re
+    from schedlab import paths
+    from schedlab.runs import TRACE_BUFFER_KB
+    init = (paths.DISK_IMAGES / "rootfs" / "init").read_text()
+    assert re.search(r"^GEM5_TRACE_BUFFER_KB=(\d+)$", init, re.M).group(1) == \
+        str(TRACE_BUFFER_KB["gem5"])
