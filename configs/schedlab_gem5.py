@@ -6,14 +6,15 @@ command line:
     gem5.fast -d OUT configs/schedlab_gem5.py --mode boot --machine-json M.json \
         --kernel vmlinux --command-line "console=ttyS0 ..." --checkpoint-dir CPT
     gem5.fast -d OUT configs/schedlab_gem5.py --mode run --cpu o3 --machine-json M.json \
-        --kernel vmlinux --command-line "..." --checkpoint-dir CPT --readfile spec.txt
+        --kernel vmlinux --command-line "..." --checkpoint-dir CPT --readfile payload.cpio
 
 boot: Atomic cores (or KVM) boot the guest; the in-guest runner issues ``m5 checkpoint`` when
 ready; the checkpoint is written to --checkpoint-dir and gem5 exits 0.
 run:  the checkpoint is restored into cores of --cpu (same core count and memory size: the
 plan is the same) or, with --fast-forward, into Atomic cores that hand over to --cpu cores
-at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads the run
-specification with ``m5 readfile``; ``m5 workbegin``/``workend`` reset and dump the
+at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads the run's
+payload (specification, workloads, programs) with ``m5 readfile`` and writes its results
+into the output directory with ``m5 writefile``; ``m5 workbegin``/``workend`` reset and dump the
 statistics around the region of interest; ``m5 exit`` ends the run with status 0.
 
 ``main`` builds the board from the plan (``plan_board.build_board``) and instantiates it

@@ -166,7 +166,8 @@ def _best_backend() -> str:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a catalogue value, e.g. l2.size=8MiB.")
 @click.option("--workload", "workload_names", multiple=True, required=True,
-              help="A registry name ('run.py workloads'), or ./prog / ./prog.c (static).")
+              help="A registry name ('run.py workloads'), or ./prog.c or a program ./prog "
+                   "(static, or dynamic: its libraries come with it, as ldd finds them).")
 @backend_options
 @click.option("--reps", default=1, show_default=True, help="Repetitions of each workload.")
 @click.option("--cpus", default=None, help="Pin the workload to these CPUs (e.g. 0 or 0-1).")
@@ -198,21 +199,22 @@ def _best_backend() -> str:
 @click.option("--fast-forward/--no-fast-forward", default=True, show_default=True,
               help="gem5: run the guest's set-up on Atomic cores and switch to --cpu cores at "
                    "the workload (--no-fast-forward: --cpu cores throughout).")
-def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus, sched, prio,
-        duration, warmup, extra_args, policy, sysctl, background, boot_args, numa_from,
-        timeout, ready_timeout, attribute_tasks, fast_forward) -> None:
+@click.option("--overlay", "overlays", multiple=True, metavar="DIR",
+              help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
+def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
+        sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
+        numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, overlays) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     backend = _best_backend() if backend == "auto" else backend
     jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
                               prio=prio, extra_args=extra_args, duration=duration,
                               warmup=warmup)
     request = RunRequest(
-        machine=machine_ref(machine_name, machines_file), jobs=jobs, backend=backend, overrides=overrides, policy=policy,
-        sysctl=_pairs(sysctl, "--sysctl"), background=tuple(WorkloadRequest(b) for b in background),
-        boot_args=boot_args, cpu=cpu, numa_from=numa_from,
-        timeout=timeout,
-        ready_timeout=ready_timeout, attribute_tasks=attribute_tasks,
-        fast_forward=fast_forward)
+        machine=machine_ref(machine_name, machines_file), jobs=jobs, backend=backend,
+        overrides=overrides, policy=policy, sysctl=_pairs(sysctl, "--sysctl"),
+        background=tuple(WorkloadRequest(b) for b in background), boot_args=boot_args,
+        cpu=cpu, numa_from=numa_from, timeout=timeout, ready_timeout=ready_timeout,
+        attribute_tasks=attribute_tasks, fast_forward=fast_forward, overlay=overlays)
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)

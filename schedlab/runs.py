@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import shutil
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,13 +34,14 @@ from schedlab.errors import UserError
 from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan, plan_from_dict
 from schedlab.backends.gem5.stats import region_metrics, task_metrics
 from schedlab.guest.protocol import GUEST_BIN, GuestJob, GuestSpec, parse_console
-from schedlab.guest.image import GuestImage, build_image, extra_archive
+from schedlab.guest.image import GuestImage, build_image, write_cpio
+from schedlab.guest.payload import (QEMU_PAYLOAD, SPEC, USER_BIN, Payload, check_overlay,
+                                    library_path, shared_libraries)
 from schedlab.machine import MachineSpec, load_machine
 from schedlab.store import hash_file, hash_json, publish_dir
 
 BACKENDS = ("qemu", "gem5")
 SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
-USER_BIN = "/schedlab/user"
 # kernel-patches/0011: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
 M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
 # Host seconds a run may take unless the request says: a detailed gem5 run of a large
@@ -49,6 +51,8 @@ DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
 # to minutes of guest time; a gem5 run simulates milliseconds to a second, a few thousand
 # switches per CPU at most (about 100 B each), and every buffer page costs simulated
 # allocation work at each run's start and guest memory (Hector's stations have 96 MiB).
+# gem5's size is allocated once before the boot checkpoint (disk-images/rootfs/init,
+# GEM5_TRACE_BUFFER_KB), so a run pays nothing for it.
 TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
 # The QEMU guest's own kernel arguments; gem5's are checkpoint.run_kernel_args.
 QEMU_KERNEL_ARGS = ("console=ttyS0", "panic=-1", "schedlab.backend=qemu")
@@ -101,6 +105,8 @@ class RunRequest:
     # gem5 only: run the guest on Atomic cores outside the regions of interest and on
     # ``cpu`` cores inside them (False: everything on ``cpu`` cores).
     fast_forward: bool = True
+    # Directories whose files are placed at the same paths in the guest (DIR/etc/x -> /etc/x).
+    overlay: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,13 @@ class PreparedRun:
     image: GuestImage
     user_programs: dict[str, Path]
     plan: BoardPlan | None = None
+    # What the run brings into the booted guest besides its spec (schedlab.guest.payload).
+    payload: Payload = field(default_factory=Payload)
+
+    def write_payload(self, dest: Path, progress: Progress = print) -> Path:
+        """The run's payload archive: its spec, workloads, programs, libraries, overlays."""
+        whole = Payload({**self.payload.files, SPEC: self.guest.render()}, self.payload.trees)
+        return whole.write(dest, progress)
 
     @property
     def dir(self) -> Path:
@@ -201,9 +214,17 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         jobs.append(dataclasses.replace(job, name=name))
     background = tuple(_guest_job(j, {}, user_programs, for_background=True)
                        for j in request.background)
-    if user_programs and request.backend == "gem5":
-        raise UserError("user programs run on the QEMU backend; for gem5 add the program as a "
-                        "workload folder under workloads/ so it is in the checkpointed image")
+    # The run's payload: the workloads, the user's programs with the libraries of the
+    # dynamically linked ones (as the host's ldd resolves them), the overlays.
+    libraries: dict[str, Path] = {}
+    for binary in user_programs.values():
+        if programs.is_dynamic(binary):
+            libraries.update(shared_libraries(binary))
+    overlays = [check_overlay(d) for d in request.overlay]
+    workload_overlay = programs.build_all(progress=progress)
+    payload = Payload({**{f"{USER_BIN}/{n}": p for n, p in user_programs.items()},
+                       **libraries}, [workload_overlay, *overlays])
+    env = (("LD_LIBRARY_PATH", library_path(libraries)),) if libraries else ()
     sysctl_wanted = {**{k: str(v) for k, v in policy.get("sysctl", {}).items()},
                      **dict(request.sysctl)}
     if request.attribute_tasks:
@@ -235,12 +256,18 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         "jobs": [asdict(j) for j in jobs],
         "background": [asdict(j) for j in background],
         "user_programs": {n: hash_file(p) for n, p in sorted(user_programs.items())},
+        # The workloads come with the run, not in the image (schedlab.guest.payload).
+        "workloads": workload_overlay.name,
         "sizes": sorted({j.size for j in request.jobs}),
         "trace_buffer_kb": TRACE_BUFFER_KB[request.backend],
         "label": request.label,
     }
     if request.attribute_tasks:  # only when on, so other runs keep their ids
         spec["attribute_tasks"] = True
+    if libraries:
+        spec["libraries"] = {g: hash_file(p) for g, p in sorted(libraries.items())}
+    if overlays:
+        spec["overlay"] = Payload(trees=overlays).identity()
     if request.backend == "gem5":
         spec["fast_forward"] = request.fast_forward
     # What the backend adds is part of the run's identity too: results made with another
@@ -255,8 +282,9 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         nonce=digest[:16], jobs=jobs, sysctl=sysctl,
         files=tuple(sorted((k, str(v)) for k, v in policy.get("files", {}).items())),
         trace_events=tuple(policy.get("trace_events", [])), background=background,
-        trace_buffer_kb=spec["trace_buffer_kb"])
-    return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan)
+        trace_buffer_kb=spec["trace_buffer_kb"], env=env)
+    return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan,
+                       payload)
 
 
 def _backend_identity(machine: MachineSpec, plan: BoardPlan | None,
@@ -287,6 +315,7 @@ def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
         else:
             console_text, backend_info = _run_gem5(prepared, out, progress)
         report = parse_console(console_text, prepared.guest.nonce)
+        report.artifacts.update(backend_info.pop("artifacts", {}))
         results = _results(prepared, report, backend_info, time.monotonic() - started)
         for name, data in report.artifacts.items():
             dest = out / "artifacts" / name
@@ -298,9 +327,11 @@ def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
 
 def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
     req = prepared.request
-    extra = {"/schedlab/spec.sh": prepared.guest.render(),
-             **{f"{USER_BIN}/{n}": p for n, p in prepared.user_programs.items()}}
-    run_cpio = extra_archive(extra, out / "run.cpio", progress)
+    # The payload as one file of a small initramfs loaded after the image's (Linux unpacks
+    # concatenated archives in order); the runner unpacks it as gem5's runner does.
+    payload = prepared.write_payload(out / "payload.cpio", progress)
+    run_cpio = write_cpio([f"file {QEMU_PAYLOAD} {payload} 0644 0 0"], out / "run.cpio",
+                          progress)
     initrd = out / "initrd.cpio"
     with open(initrd, "wb") as f:
         for part in (prepared.image.initramfs, run_cpio):
@@ -318,8 +349,8 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
         text = qemu.boot(cmd, console, req.ready_timeout, _timeout(req), prepared.guest.nonce,
                          progress)
     finally:
-        initrd.unlink(missing_ok=True)
-        run_cpio.unlink(missing_ok=True)
+        for f in (initrd, run_cpio, payload):
+            f.unlink(missing_ok=True)
     return text, {"name": "qemu", "command": cmd, "memory_mib_per_node": lay.node_mib,
                   "note": "QEMU TCG: functional only; caches and latencies are not modelled"}
 
@@ -337,11 +368,13 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
     # gem5's X86 loader takes no separate initrd: the kernel with the image built in (a
     # cached relink).
     with_image = kernel.build_kernel(initramfs=prepared.image.initramfs, progress=progress)
+    with tempfile.TemporaryDirectory(prefix="schedlab-payload-") as tmp:
+        payload = prepared.write_payload(Path(tmp) / "payload.cpio", progress).read_bytes()
     fields = dict(
         machine=prepared.machine.to_dict(), plan=prepared.plan, cpu=req.cpu,
         kernel=GuestKernel(with_image.vmlinux, with_image.hash, prepared.image.hash),
         kernel_args=tuple(prepared.spec["kernel_command_line"]),
-        readfile=prepared.guest.render(), timeout=_timeout(req),
+        readfile=payload, timeout=_timeout(req),
         # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
         # itself, so gem5's script must not add a second dump per work item.
         workitem_stats=False, attribute_tasks=req.attribute_tasks,
@@ -363,7 +396,8 @@ def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
     return outcome["console"], {"name": "gem5", "cpu": job.cpu,
                                 "stats_dumps": len(outcome["stats"]),
                                 "regions": regions, "attribution": attribution,
-                                "topology_problems": topology}
+                                "topology_problems": topology,
+                                "artifacts": outcome.get("artifacts", {})}
 
 
 def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) -> dict:
@@ -448,4 +482,5 @@ def request_from_data(data: dict) -> RunRequest:
         "background": tuple(workload(j) for j in data.get("background", ())),
         "overrides": tuple(data.get("overrides", ())),
         "sysctl": tuple(tuple(kv) for kv in data.get("sysctl", ())),
-        "boot_args": tuple(data.get("boot_args", ()))})
+        "boot_args": tuple(data.get("boot_args", ())),
+        "overlay": tuple(data.get("overlay", ()))})

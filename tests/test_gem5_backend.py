@@ -347,6 +347,12 @@ else:
     assert (cpt / "m5.cpt").exists()
     spec = Path(argv[argv.index("--readfile") + 1]).read_text()
     (out / "board.pc.com_1.device").write_text("readfile said: " + spec)
+    if spec.startswith("write"):        # the guest's m5 writefile: report and artifacts
+        import io, tarfile
+        (out / "report.txt").write_text("@@schedlab n end\n")
+        with tarfile.open(out / "artifacts.tar", "w") as t:
+            info = tarfile.TarInfo("./job/1/samples.txt"); info.size = 3
+            t.addfile(info, io.BytesIO(b"1 2"))
     if spec.startswith("panic"):
         print("src/mem/x.cc:1: panic: the stand-in panicked", file=sys.stderr)
         os.abort()
@@ -388,19 +394,32 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     assert info["checkpoint"]["kernel_args"] == whole
 
 
-def test_failed_run_keeps_gem5_logs(tmp_path, monkeypatch):
-    # A run directory is only published when complete, so the logs of a gem5 that died
-    # are copied where the error message says they are.
+def _stand_in_job(tmp_path, monkeypatch, readfile: str | bytes) -> g5run.Gem5Job:
+    """A job of the clovertown-e5320-mup for the stand-in gem5 (STAND_IN)."""
     monkeypatch.setenv("GEM5", str(_stand_in(tmp_path, STAND_IN)))
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
-
     m = load_machine("clovertown-e5320-mup").to_dict()
     plan = plan_from_dict(m)
-    job = g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile="panic\n",
-                        kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
-                                                      "image-hash"),
-                        kernel_args=tuple(checkpoint.run_kernel_args(m, plan)))
+    return g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile=readfile,
+                         kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
+                                                       "image-hash"),
+                         kernel_args=tuple(checkpoint.run_kernel_args(m, plan)))
+
+
+def test_run_collects_what_the_guest_wrote_with_writefile(tmp_path, monkeypatch):
+    job = _stand_in_job(tmp_path, monkeypatch, b"write\n")
+    result = g5run.run(job, tmp_path / "run", progress=None)
+    # The runner's report follows the console; the artifacts come from its tar file.
+    assert result["console"] == "readfile said: write\n\n@@schedlab n end\n"
+    assert result["artifacts"] == {"job/1/samples.txt": b"1 2"}
+    assert not (tmp_path / "run" / "gem5" / g5run.READFILE).exists()   # the payload is gone
+
+
+def test_failed_run_keeps_gem5_logs(tmp_path, monkeypatch):
+    # A run directory is only published when complete, so the logs of a gem5 that died
+    # are copied where the error message says they are.
+    job = _stand_in_job(tmp_path, monkeypatch, "panic\n")
     with pytest.raises(binary.Gem5Error, match="killed by signal 6") as e:
         g5run.run(job, tmp_path / "run", progress=None)
     logs = Path(str(e.value).split("logs in ", 1)[1].split(";")[0].split()[0])

@@ -2,7 +2,8 @@
 
 Needs GEM5 (a gem5 v24.0 build/X86/gem5.fast); skipped otherwise with the reason printed.
 Unlike tests/test_gem5_integration.py (a minimal self-test guest), these boot the runner
-image every user run boots (busybox runner, launcher, all workloads), so they check:
+image every user run boots (busybox runner, launcher; the workloads come with each run's
+payload), so they check:
 - the guest of every machine in SCHEDLAB_GEM5_TEST_MACHINES (default: Clovertown MUP) sees
   the modelled LLC groups and NUMA nodes (schedlab.gem5_check against the runner's facts);
 - a workload's region of interest becomes IPC and misses per kilo-instruction in
@@ -10,7 +11,9 @@ image every user run boots (busybox runner, launcher, all workloads), so they ch
   its own node's banks (the guest's nodes are the model's banks);
 - per-task attribution (kernel.sched_m5_switch, kernel-patches/0011): a workload sharing
   CPU 0 with a background task gets its own counters, and the number of times gem5 saw it
-  switched out equals the kernel's own count of its context switches.
+  switched out equals the kernel's own count of its context switches;
+- the user's programs restore the machine's own checkpoint: a C file, and a dynamically
+  linked program (rt-tests' hackbench over AF_UNIX sockets) with its libraries.
 
 Cost: one boot to the checkpoint per machine (minutes; cached), a minute or two per restore.
 ``SCHEDLAB_UPDATE_FIXTURES=1`` saves the guest's facts as tests/data/gem5/facts-<machine>.json
@@ -188,3 +191,33 @@ def test_user_machine_runs_on_its_bases_checkpoint(results_dir, tmp_path):
     assert info["checkpoint"]["key"] == checkpoint_key(
         probe(), base_plan, info["checkpoint"]["kernel"], info["checkpoint"]["image"],
         guest_boot_args(base_machine, base_plan))
+
+
+
+def test_user_programs_restore_the_shared_checkpoint(results_dir, tmp_path):
+    """A C file and a dynamically linked program (rt-tests' hackbench, if installed) run
+    on gem5 from the boot checkpoint the registry's workloads use: no boot of their own."""
+    import shutil
+    from schedlab.runs import RunRequest, WorkloadRequest
+    source = tmp_path / "pair.c"
+    source.write_text('#include <stdio.h>\n#include <sys/socket.h>\n#include <unistd.h>\n'
+                      'int main(void) { int sv[2]; char c = 0;\n'
+                      '  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;\n'
+                      '  if (write(sv[0], "x", 1) != 1 || read(sv[1], &c, 1) != 1) return 2;\n'
+                      '  printf("socketpair_ok=%d\\n", c == \'x\'); return 0; }\n')
+    jobs = [WorkloadRequest(str(source))]
+    hackbench = shutil.which("hackbench")
+    if hackbench:
+        jobs.append(WorkloadRequest(hackbench, args=("-g", "1", "-f", "2", "-l", "5")))
+    name = MACHINES[0]
+    _, memlat = _run(RunRequest(machine=name, backend="gem5", cpu="atomic",
+                                jobs=(WorkloadRequest("memlat", cpus="0"),)))
+    run_dir, res = _run(RunRequest(machine=name, backend="gem5", cpu="atomic",
+                                   jobs=tuple(jobs), timeout=3600))
+    assert res["ok"], res["errors"]
+    assert res["jobs"][0]["metrics"] == {"socketpair_ok": 1}
+    if hackbench:
+        assert any(line.startswith("Time:") for line in res["jobs"][1]["output"])
+    checkpoints = [json.loads((d / "gem5.json").read_text())["checkpoint"]["key"]
+                   for d in (run_dir, run_dir.parent / memlat["run_id"])]
+    assert checkpoints[0] == checkpoints[1]

@@ -60,9 +60,11 @@ def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
     assert want <= int(facts["trace.buffer_size_kb"]) < 1.01 * want
     assert [j["rep"] for j in res["jobs"]] == [1, 2]
     # The runner marks its phases with the guest's clock, in the order it ran them.
-    points = ["begin", "topology", "job.memlat.1", "job.memlat.2", "jobs-done", "end"]
+    points = ["restored", "begin", "job.memlat.1", "job.memlat.2", "jobs-done", "end"]
     clock = [float(facts[f"uptime.{p}"]) for p in points]
     assert clock == sorted(clock) and clock[0] > 0
+    # The topology is read once, before the ready marker (gem5: before the checkpoint).
+    assert 0 < float(facts["uptime.topology-at-boot"]) <= clock[0]
     memlat = res["jobs"][0]["metrics"]
     assert memlat["accesses"] == 1_000_000 and memlat["accesses_per_sec"] > 0
     for name in ("spec.json", "machine.json", "console.log", "command.txt", "guest-spec.sh"):

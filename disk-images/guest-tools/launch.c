@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "m5op.h"
+
 #define STDOUT_LIMIT (256 * 1024)
 
 static volatile pid_t stop_pid;
@@ -107,16 +109,12 @@ static int parse_policy(const char *name)
 	return -1;
 }
 
-static void m5(const char *mode, const char *op)
-{
-	char cmd[128];
+static int use_m5;
 
-	if (!strcmp(mode, "none"))
-		return;
-	snprintf(cmd, sizeof(cmd), "/opt/schedlab/bin/m5 %s %s",
-		 strcmp(mode, "addr") ? "" : "--addr", op);
-	if (system(cmd) != 0)
-		fprintf(stderr, "launch: m5 %s failed\n", op);
+static void m5(unsigned int func)
+{
+	if (use_m5)
+		m5_op(func, 0, 0, 0, 0);
 }
 
 static uint64_t now_ns(void)
@@ -225,6 +223,9 @@ int main(int argc, char **argv)
 		die("bad --cpus list", cpus);
 	if (strcmp(m5_mode, "none") && strcmp(m5_mode, "insn") && strcmp(m5_mode, "addr"))
 		die("unknown --m5 mode (none, insn, addr)", m5_mode);
+	use_m5 = strcmp(m5_mode, "none") != 0;
+	if (!strcmp(m5_mode, "addr") && m5_use_addr())
+		die("cannot map the m5 op page", NULL);
 	param.sched_priority = prio;
 
 	if (background) {
@@ -237,14 +238,25 @@ int main(int argc, char **argv)
 	}
 
 	if (out) {
+		/* mkdir -p: the runner starts no mkdir process per repetition. */
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%s", out);
+		for (char *p = dir + 1; *p; p++) {
+			if (*p == '/') {
+				*p = 0;
+				mkdir(dir, 0755);
+				*p = '/';
+			}
+		}
 		mkdir(out, 0755);
 		setenv("SCHEDLAB_OUT", out, 1);
 	}
 	if (pipe(fds))
 		die("pipe", strerror(errno));
 	if (!warmup_us) {
-		m5(m5_mode, "resetstats");
-		m5(m5_mode, "workbegin");
+		m5(M5_RESETSTATS);
+		m5(M5_WORKBEGIN);
 	}
 	uint64_t start = now_ns();
 	pid_t pid = fork();
@@ -281,8 +293,8 @@ int main(int argc, char **argv)
 		early.si_pid = 0;
 		waitid(P_PID, pid, &early, WEXITED | WNOHANG | WNOWAIT);
 		ended_in_warmup = early.si_pid == pid;
-		m5(m5_mode, "resetstats");
-		m5(m5_mode, "workbegin");
+		m5(M5_RESETSTATS);
+		m5(M5_WORKBEGIN);
 	}
 	if (duration_us > 0) {
 		struct sigaction sa;
@@ -320,8 +332,8 @@ int main(int argc, char **argv)
 
 	wait4(pid, &status, 0, &ru);
 	stop_pid = 0;
-	m5(m5_mode, "workend");
-	m5(m5_mode, "dumpstats");
+	m5(M5_WORKEND);
+	m5(M5_DUMPSTATS);
 
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 

@@ -1,8 +1,10 @@
 """Build the guest root filesystem: an initramfs (cpio) and an ext4 disk image.
 
 Contents: busybox from Debian's busybox-static with a link per applet, the in-guest runner
-(disk-images/rootfs/init), the guest tools (disk-images/guest-tools/*.c: the m5-op shim and
-the workload launcher), and the workloads overlay built by schedlab.guest.programs. The cpio is
+(disk-images/rootfs/init) and the guest tools (disk-images/guest-tools/*.c: the m5-op shim and
+the workload launcher): only what no workload changes. The workloads and the user's programs
+come with each run (schedlab.guest.payload), so one boot checkpoint per kernel and board
+serves every version of them. The cpio is
 written by the kernel's own usr/gen_init_cpio (built from the pinned source), which records
 device nodes such as /dev/console without needing root; the ext4 image by `mke2fs -d`,
 without loop mounts. Both are cached under a content hash of everything that goes in.
@@ -20,10 +22,11 @@ from typing import Callable
 from schedlab import paths
 from schedlab.errors import UserError
 from schedlab.guest import kernel
-from schedlab.guest.programs import build_all, guest_compile_command
+from schedlab.guest.programs import guest_compile_command
 from schedlab.store import hash_bytes, hash_file, publish_dir
 
-RECIPE_VERSION = "2"
+# 3: the workloads left the image for the run's payload (schedlab.guest.payload).
+RECIPE_VERSION = "3"
 BUSYBOX = Path("/bin/busybox")
 # Fixed timestamps make the archive a function of its contents.
 EPOCH = 0
@@ -51,6 +54,11 @@ class GuestImage:
 
 def _guest_tool_sources() -> list[Path]:
     return sorted((paths.DISK_IMAGES / "guest-tools").glob("*.c"))
+
+
+def _guest_tool_files() -> list[Path]:
+    """Sources and the headers they share (m5op.h): every input of the guest tools."""
+    return sorted(p for p in (paths.DISK_IMAGES / "guest-tools").iterdir() if p.is_file())
 
 
 def _rootfs_files() -> list[Path]:
@@ -91,10 +99,10 @@ def _check_busybox() -> None:
         raise UserError(f"{BUSYBOX} is not static; install Debian's busybox-static package")
 
 
-def image_key(overlay: Path) -> str:
+def image_key() -> str:
     _, version = kernel.source_tarball()
-    parts: list[bytes | str] = [RECIPE_VERSION, version, hash_file(BUSYBOX), overlay.name]
-    for f in _guest_tool_sources() + _rootfs_files():
+    parts: list[bytes | str] = [RECIPE_VERSION, version, hash_file(BUSYBOX)]
+    for f in _guest_tool_files() + _rootfs_files():
         parts += [str(f.relative_to(paths.DISK_IMAGES)), f.read_bytes()]
     return hash_bytes(*parts)[:16]
 
@@ -102,15 +110,14 @@ def image_key(overlay: Path) -> str:
 def build_image(progress: Progress = print) -> GuestImage:
     """Return the cached guest image for the current sources, building it if needed."""
     _check_busybox()
-    overlay = build_all(progress=progress)
-    key = image_key(overlay)
+    key = image_key()
     final = paths.cache_dir() / "image" / key
     if (final / "rootfs.ext4").is_file():
         return GuestImage(final, key)
     progress(f"image: assembling {key}")
     with publish_dir(final) as out:
         stage = out / "stage"
-        _stage_rootfs(stage, overlay)
+        _stage_rootfs(stage)
         entries = _cpio_entries(stage)
         (out / "manifest.txt").write_text("\n".join(entries) + "\n")
         write_cpio(entries, out / "initramfs.cpio", progress)
@@ -120,7 +127,7 @@ def build_image(progress: Progress = print) -> GuestImage:
     return GuestImage(final, key)
 
 
-def _stage_rootfs(stage: Path, overlay: Path) -> None:
+def _stage_rootfs(stage: Path) -> None:
     for d in ("bin", "dev", "proc", "sys", "tmp", "run", "schedlab", "opt/schedlab/bin"):
         (stage / d).mkdir(parents=True, exist_ok=True)
     shutil.copy2(BUSYBOX, stage / "bin/busybox")
@@ -135,7 +142,6 @@ def _stage_rootfs(stage: Path, overlay: Path) -> None:
         shutil.copy2(f, dest)
     for src in _guest_tool_sources():
         _compile([src], stage / "opt/schedlab/bin" / src.stem)
-    shutil.copytree(overlay, stage, symlinks=True, dirs_exist_ok=True)
 
 
 def _cpio_entries(stage: Path) -> list[str]:
@@ -163,28 +169,6 @@ def _make_ext4(stage: Path, image: Path) -> None:
     if proc.returncode != 0:
         raise UserError(f"mke2fs failed: {proc.stderr.strip().splitlines()[0]}; "
                         "install it with 'apt-get install e2fsprogs'")
-
-
-def extra_archive(files: dict[str, str | Path], dest: Path, progress: Progress = print) -> Path:
-    """A small cpio to load after the image's initramfs (QEMU): guest path -> text or file.
-
-    Linux unpacks concatenated archives in order, so this adds files for one run (its
-    specification, the user's programs) without rebuilding the image.
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        lines, dirs = [], set()
-        for i, (guest_path, content) in enumerate(sorted(files.items())):
-            parent = str(Path(guest_path).parent)
-            if parent not in dirs:
-                dirs.add(parent)
-                lines.append(f"dir {parent} 0755 0 0")
-            if isinstance(content, Path):
-                source, mode = content, "0755"
-            else:
-                source, mode = Path(tmp) / f"file{i}", "0644"
-                source.write_text(content)
-            lines.append(f"file {guest_path} {source} {mode} 0 0")
-        return write_cpio(lines, dest, progress)
 
 
 def write_cpio(entries: list[str], dest: Path, progress: Progress = print) -> Path:

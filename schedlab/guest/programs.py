@@ -128,15 +128,17 @@ def _inputs_hash(registry: dict[str, Workload]) -> str:
              if p.is_file() and p.suffix in (".c", ".h", ".toml", ".S", ".inc")
              and "__pycache__" not in p.parts]
     return hash_bytes(hash_files(files, WORKLOADS), hash_json(CFLAGS), _gcc_identity(),
-                      _static_libs_identity(), hash_json(sorted(registry)), _DISPATCH_C)
+                      _static_libs_identity(), hash_json(sorted(registry)), _DISPATCH_C,
+                      GUEST_BIN)
 
 
 def build_all(progress: Callable[[str], None] = print) -> Path:
     """Compile every workload into a rootfs overlay; return its directory (cached by content).
 
-    The overlay holds ``opt/schedlab/bin/schedlab-workloads`` (one static ELF with every
-    workload), a symbolic link ``opt/schedlab/bin/<name>`` to it per workload, and
-    ``opt/schedlab/workloads.json``.
+    The overlay holds ``schedlab/bin/schedlab-workloads`` (one static ELF with every
+    workload), a symbolic link ``schedlab/bin/<name>`` to it per workload, and
+    ``schedlab/workloads.json``: the guest's paths, where each run's payload brings them
+    (schedlab.guest.payload).
     """
     registry = load_registry()
     final = cache_dir() / "workloads" / _inputs_hash(registry)
@@ -175,8 +177,16 @@ def _elf_is_dynamic(data: bytes) -> bool:
     return False
 
 
+def is_dynamic(path: Path) -> bool:
+    """True for a dynamically linked ELF (its libraries then come with it into the guest)."""
+    data = Path(path).read_bytes()
+    return data[:4] == b"\x7fELF" and _elf_is_dynamic(data)
+
+
 def build_user_program(path: Path) -> Path:
-    """A user's program for ``run.py run --workload``: a static ELF as is, or a .c compiled."""
+    """A user's program for ``run.py run --workload``: an ELF as is (a dynamically linked
+    one brings its libraries, schedlab.guest.payload.shared_libraries), or a .c compiled
+    (static)."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"workload program '{path}' does not exist")
@@ -184,9 +194,8 @@ def build_user_program(path: Path) -> Path:
     if data[:4] == b"\x7fELF":
         if len(data) < 64:
             raise UserError(f"'{path}' is a truncated ELF file")
-        if _elf_is_dynamic(data):
-            raise UserError(f"'{path}' is dynamically linked; the guest has no libraries: "
-                            f"relink it with -static")
+        if data[4] != 2 or int.from_bytes(data[18:20], "little") != 62:
+            raise UserError(f"'{path}' is not an x86-64 program; the guest is x86-64 Linux")
         return path.resolve()
     if path.suffix != ".c":
         raise UserError(f"'{path}' is neither an ELF binary nor a .c file")

@@ -1,6 +1,7 @@
 """The host side of the in-guest runner's protocol (disk-images/rootfs/init).
 
-Host -> guest: a run specification, rendered as a shell script that sets NONCE and defines
+Host -> guest: a run specification (in the run's payload, schedlab.guest.payload), rendered
+as a shell script that sets NONCE and defines
 ``run_spec`` as a list of runner calls (sysctl_set, file_set, trace_events, background, job),
 every value quoted with shlex so no workload argument can break it.
 
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 
 READY_MARKER = "@@schedlab-ready"
 ERROR_MARKER = "@@schedlab-error"
-GUEST_BIN = "/opt/schedlab/bin"
+# The workloads' directory in the guest (schedlab.guest.workloads.GUEST_BIN, absolute).
+GUEST_BIN = "/schedlab/bin"
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,13 @@ class GuestSpec:
     trace_events: tuple[str, ...] = ()
     background: tuple[GuestJob, ...] = ()
     trace_buffer_kb: int = 8192    # per CPU
+    env: tuple[tuple[str, str], ...] = ()   # exported to every job (LD_LIBRARY_PATH)
 
     def render(self) -> str:
         q = shlex.quote
-        lines = [f"NONCE={q(self.nonce)}", f"TRACE_BUFFER_KB={int(self.trace_buffer_kb)}",
-                 "run_spec() {"]
+        lines = [f"NONCE={q(self.nonce)}", f"TRACE_BUFFER_KB={int(self.trace_buffer_kb)}"]
+        lines += [f"export {k}={q(v)}" for k, v in self.env]
+        lines.append("run_spec() {")
         lines += [f"\tsysctl_set {q(k)} {q(v)}" for k, v in self.sysctl]
         lines += [f"\tfile_set {q(k)} {q(v)}" for k, v in self.files]
         if self.trace_events:

@@ -18,8 +18,10 @@ from schedlab.store import hash_files
 
 # Shared C code of the workloads (timing, output, m5 ops): part of every content hash.
 COMMON = WORKLOADS / "common"
-GUEST_BIN = "opt/schedlab/bin"
-GUEST_REGISTRY = "opt/schedlab/workloads.json"
+# Where the workloads are in the guest (below its root): in the run's payload, which the
+# runner unpacks into a tmpfs at /schedlab after the boot (schedlab.guest.payload).
+GUEST_BIN = "schedlab/bin"
+GUEST_REGISTRY = "schedlab/workloads.json"
 SIZE_CLASSES = ("smoke", "paper")
 
 _TOP_KEYS = {"summary", "studies", "substitutes", "sources", "ldflags", "sizes", "kind", "notes"}

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	}
 	if (napps == 0)
 		wl_die("--apps is empty; give kernel names such as fft,hough,mm");
-	if (!bindir[0]) { /* beside this program: /opt/schedlab/bin in the guest */
+	if (!bindir[0]) { /* beside this program: /schedlab/bin in the guest */
 		ssize_t len = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
 		if (len <= 0)
 			wl_die("cannot find my own directory; pass --bindir");

@@ -64,6 +64,10 @@ def checkpoint_key(binary: Gem5Binary, plan: BoardPlan, kernel_hash: str, image_
     with their CPUID values, clock, memory map; ``BoardPlan.boot_identity``), the kernel,
     the image, the kernel command line and the boot cores.
 
+    Not the workloads: the image holds the runner and its tools only, and the workloads and
+    the user's programs come with each run after the restore (``schedlab.guest.payload``),
+    so one checkpoint per kernel and board serves every version of them.
+
     A checkpoint holds memory, device and CPU state, not cache contents (classic caches
     are written back when gem5 drains for it), and Atomic boot cores take no latency from
     the caches, so cache sizes and latencies are not in the key: a "what if the L2 were

@@ -3,15 +3,19 @@
 The run executor (:mod:`schedlab.runs`) hands over a :class:`Gem5Job`, everything resolved:
 the machine and its board plan (built once), the guest kernel, the whole kernel command
 line (the one the run id hashes) and the runner's spec text. :func:`run` restores the
-machine's checkpoint (booting once if there is none), serves the spec to ``m5 readfile``,
-and writes console.log, stats.json, gem5.json (and attribution.json) into the run's
-staging directory.
+machine's checkpoint (booting once if there is none), serves the run's payload (its spec,
+workloads and programs: schedlab.guest.payload) to ``m5 readfile``, and writes console.log,
+stats.json, gem5.json (and attribution.json) into the run's staging directory. The guest's
+results come back through ``m5 writefile`` (report.txt: the runner's framed lines;
+artifacts.tar) rather than the 8250 console.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +31,11 @@ from schedlab.errors import UserError
 from schedlab.store import write_atomic
 
 Progress = Callable[[str], None]
+# In gem5's output directory: the payload served to m5 readfile; what the guest's m5
+# writefile writes (disk-images/rootfs/init).
+READFILE = "readfile"
+REPORT = "report.txt"
+ARTIFACTS = "artifacts.tar"
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,7 @@ class Gem5Job:
     cpu: str                        # the detailed cores: o3, timing or atomic
     kernel: GuestKernel
     kernel_args: tuple[str, ...]    # the whole kernel command line
-    readfile: str                   # served to the guest's ``m5 readfile``
+    readfile: str | bytes           # served to the guest's ``m5 readfile`` (the payload)
     timeout: float | None = None    # host seconds
     hierarchy: str = "plan"
     workitem_stats: bool = True
@@ -87,8 +96,11 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     outdir.mkdir(parents=True, exist_ok=True)
     machine_json = outdir / "machine.json"
     machine_json.write_text(json.dumps(job.machine, indent=1, sort_keys=True))
-    readfile = outdir / "readfile.txt"
-    readfile.write_text(job.readfile)
+    readfile = outdir / READFILE
+    if isinstance(job.readfile, bytes):
+        readfile.write_bytes(job.readfile)
+    else:
+        readfile.write_text(job.readfile)
     cmd = command(binary.path, outdir, mode="run", machine_json=machine_json,
                   kernel=job.kernel.vmlinux, kernel_args=list(job.kernel_args),
                   cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
@@ -103,7 +115,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     except Gem5Error as e:
         # The run directory is unpublished on failure; keep gem5's logs where they survive.
         kept = paths.cache_dir() / "gem5-failed" / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}"
-        shutil.copytree(outdir, kept, ignore=shutil.ignore_patterns("*.cpt", "readfile.txt"))
+        shutil.copytree(outdir, kept, ignore=shutil.ignore_patterns("*.cpt", READFILE))
         raise Gem5Error(str(e).replace(str(outdir), str(kept))) from None
     finally:
         if (outdir / CONSOLE).exists():
@@ -120,5 +132,24 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
     console = (run_dir / "console.log").read_text(errors="replace") \
         if (run_dir / "console.log").exists() else ""
+    # The runner's report and artifacts, written by the guest's m5 writefile.
+    if (outdir / REPORT).exists():
+        console += "\n" + (outdir / REPORT).read_text(errors="replace")
+    artifacts = read_artifacts(outdir / ARTIFACTS) if (outdir / ARTIFACTS).exists() else {}
+    (outdir / READFILE).unlink(missing_ok=True)   # the payload: workloads, programs
     return {"console": console, "stats": dumps, "events": result["events"],
-            "host_seconds": result["host_seconds"], "attribution": attribution}
+            "host_seconds": result["host_seconds"], "attribution": attribution,
+            "artifacts": artifacts}
+
+
+def read_artifacts(tar: Path) -> dict[str, bytes]:
+    """The files of the runner's artifacts.tar (relative name -> bytes)."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(tar) as t:
+        for member in t.getmembers():
+            name = os.path.normpath(member.name)
+            if member.isfile() and not name.startswith(("/", "..")):
+                f = t.extractfile(member)
+                if f is not None:
+                    out[name] = f.read()
+    return out

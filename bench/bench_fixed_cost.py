@@ -1,0 +1,124 @@
+"""Benchmark a gem5 run's fixed cost: what a run costs besides its region of interest.
+
+For each machine, one run of a short fixed workload (``memlat`` at size smoke pinned to
+CPU 0, O3 or the machine's detailed cores, fast-forward on, as campaigns run) through the
+project's own runner, split by gem5's event lines (``gem5.json``):
+
+- start to restored: gem5's start (configuration, board construction) to the checkpoint
+  restored (``instantiated``);
+- restored to region start: the restored guest up to the launcher's ``m5 workbegin``
+  (Atomic cores): reading the run's payload, the runner's set-up, the topology report;
+- region end to exit: ``m5 workend`` to ``m5 exit`` (Atomic cores): results and artifacts
+  out of the guest;
+- fixed cost: the whole gem5 process minus its region of interest.
+
+The boot to the checkpoint is not counted (it happens once per machine and kernel); if the
+checkpoint is missing it is made first and its time is reported apart.
+
+    GEM5=/path/to/gem5.fast python3 bench/bench_fixed_cost.py --machines clovertown-e5320 \\
+        --json bench/results/fixed-cost-<host>-<date>.json
+
+Results go to the JSON file (one record per machine) and a markdown table on stdout;
+bench/gem5.md ("Fixed cost per run") records the runs made on the project's hosts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
+
+WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
+
+
+def split(gem5_json: dict) -> dict:
+    """The phases of one run, in host seconds, from gem5's event lines."""
+    events = gem5_json["events"]
+    first = {}
+    for e in events:
+        first.setdefault(e["event"], e)
+    begin, end, done = first["workbegin"], first["workend"], first["exit"]
+    restore = first["instantiated"]["host_s"]
+    total = gem5_json["host_seconds"]
+    roi = end["host_s"] - begin["host_s"]
+    return {"restore_s": restore,
+            "restored_to_workbegin_s": round(begin["host_s"], 1),
+            # Instructions since the restore (every core; gem5's counters start there):
+            # the host-load-free measure of the same phases.
+            "restored_to_workbegin_insts": begin["insts"],
+            "workend_to_exit_s": round(done["host_s"] - end["host_s"], 1),
+            "workend_to_exit_insts": done["insts"] - end["insts"],
+            "roi_s": round(roi, 1),
+            "gem5_process_s": round(total, 1),
+            "fixed_s": round(total - roi, 1)}
+
+
+def git_head() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=Path(__file__).parent).stdout.strip()
+
+
+def bench_machine(name: str) -> dict:
+    request = RunRequest(machine=name, backend="gem5", jobs=(WORKLOAD,),
+                         label={"bench": "fixed-cost", "at": time.time()})
+    prepared = prepare(request, progress=print)
+    run_dir = execute(prepared, progress=print)
+    info = json.loads((run_dir / "gem5.json").read_text())
+    results = json.loads((run_dir / "results.json").read_text())
+    facts = results["facts"]
+    up = {k: facts[k] for k in facts if k.startswith("uptime.")}
+    return {"machine": name, "cpu": info["cpu"], "commit": git_head(), "ok": results["ok"],
+            "errors": results["errors"], "run_id": prepared.run_id,
+            "checkpoint_boot_s": info["checkpoint"]["host_seconds"],
+            "console_bytes": (run_dir / "console.log").stat().st_size,
+            **split(info), "guest_uptime": up}
+
+
+def table(records: list[dict]) -> str:
+    cols = ["machine", "cpu", "commit", "restore_s", "restored_to_workbegin_s",
+            "restored_to_workbegin_insts", "roi_s", "workend_to_exit_s",
+            "workend_to_exit_insts", "console_bytes",
+            "gem5_process_s", "fixed_s", "ok"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in records:
+        lines.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--machines", default="clovertown-e5320",
+                   help="comma-separated catalogue names")
+    p.add_argument("--json", type=Path, help="append the records to this JSON file")
+    p.add_argument("--report", type=Path, nargs="*", help="only print the tables of these files")
+    args = p.parse_args()
+    if args.report:
+        print(table([r for f in args.report for r in json.loads(f.read_text())]))
+        return 0
+    records = []
+    with tempfile.TemporaryDirectory(prefix="schedlab-bench-fixed-") as tmp:
+        import os
+        os.environ.setdefault("SCHEDLAB_RESULTS", tmp)
+        for name in args.machines.split(","):
+            records.append(bench_machine(name))
+            print(json.dumps(records[-1], indent=1))
+    if args.json:
+        old = json.loads(args.json.read_text()) if args.json.exists() else []
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        tmpfile = args.json.with_suffix(".tmp")
+        tmpfile.write_text(json.dumps(old + records, indent=1) + "\n")
+        tmpfile.replace(args.json)
+    print(table(records))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
