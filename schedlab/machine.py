@@ -486,7 +486,7 @@ def _override_keys(raw: dict) -> dict[str, tuple]:
     keys = {"clock": ("clock",), "description": ("description",),
             "packages": ("packages",), "nodes": ("nodes",)}
     keys |= {f"pipeline.{k}": ("pipeline", k) for k in _PIPELINE_KEYS}
-    keys |= {f"memory.size_per_node": ("memory", "size_per_node")}
+    keys |= {"memory.size_per_node": ("memory", "size_per_node")}
     keys |= {f"memory.latency.{k}": ("memory", "latency", k) for k in _LATENCY_KEYS}
     keys |= {f"memory.delay.{k}": ("memory", "delay", k) for k in _DELAY_KEYS}
     for cname in raw.get("caches", {}):
