@@ -11,6 +11,19 @@ from pathlib import Path
 
 import pytest
 
+# The start of every scenario's /init: busybox's applets, /proc, /sys, debugfs and tracefs
+# ($T), kernel messages kept off the console (they would interleave with the data; dmesg
+# still has them all).
+INIT_PREAMBLE = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+dmesg -n 1
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+T=/sys/kernel/tracing
+[ -d $T/events ] || T=/sys/kernel/debug/tracing
+"""
 # A guard against hangs, not a speed target (a guest takes seconds on an idle host).
 BOOT_TIMEOUT = 300
 BUSYBOX = Path("/bin/busybox")

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-from scenario_guest import BOOT_TIMEOUT, BUSYBOX, QEMU, boot, scenario_initramfs
+from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot,
+                            scenario_initramfs)
 # sd_llc_id of the two caches QEMU's -smp 4,sockets=2,cores=2 gives the guest.
 LLCS = {0: [0, 1], 2: [2, 3]}
 REGION_PAGES = 256          # 1 MiB regions of 4 KiB pages
@@ -72,16 +73,7 @@ int main(int argc, char **argv)
 }
 """
 
-INIT = r"""#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-dmesg -n 1
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-T=/sys/kernel/tracing
-[ -d $T/events ] || T=/sys/kernel/debug/tracing
-for a in $(cat /proc/cmdline); do
+INIT = INIT_PREAMBLE + r"""for a in $(cat /proc/cmdline); do
     case $a in
     schedtest=*) TEST=${a#schedtest=};; policy=*) POLICY=${a#policy=};; dumptrace) DUMPTRACE=1;;
     esac

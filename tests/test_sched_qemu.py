@@ -25,7 +25,8 @@ from schedlab.analysis import mixer
 from schedlab.guest import numa
 
 REPO = Path(__file__).resolve().parent.parent
-from scenario_guest import BOOT_TIMEOUT, BUSYBOX, QEMU, boot, scenario_initramfs
+from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot,
+                            scenario_initramfs)
 # -smp sockets=2,cores=2: QEMU's CPUID gives each socket its own LLC, so Linux sees {0,1},{2,3}.
 LLC_GROUPS = [[0, 1], [2, 3]]
 
@@ -68,17 +69,7 @@ int main(int argc, char **argv)
 }
 """
 
-INIT = r"""#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-# Kernel messages would interleave with the data on the console; dmesg still has them all.
-dmesg -n 1
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-T=/sys/kernel/tracing
-[ -d $T/events ] || T=/sys/kernel/debug/tracing
-for a in $(cat /proc/cmdline); do case $a in schedtest=*) TEST=${a#schedtest=};; esac; done
+INIT = INIT_PREAMBLE + r"""for a in $(cat /proc/cmdline); do case $a in schedtest=*) TEST=${a#schedtest=};; esac; done
 echo "SCHEDTEST-BEGIN $TEST"
 dump() { echo "=== file $1"; cat "$2"; echo "=== end"; }
 case $TEST in
