@@ -62,3 +62,13 @@ def test_a_pid_that_never_ran_is_a_clear_error():
 def test_missing_trace_names_the_policy_to_use(tmp_path):
     with pytest.raises(UserError, match="sched:sched_switch"):
         slices.read_trace(tmp_path)
+
+
+def test_turns_before_the_benchmark_arrived_are_not_quanta():
+    switches = _switches("qemu-rr-10ms.txt")
+    # The base vector (71) ran alone for about 70 ms before gzip (74) started.
+    assert slices.turns(switches, 0, {71, 74})[0].ms > 50
+    shared = slices.shared_turns(switches, 0, {71, 74}, 74)
+    assert shared[0].pid == 74
+    report = slices.quantum_report(switches, 0, {71, 74}, 10.0, since_pid=74)
+    assert report["full_turns"] == len(shared) - 2 and max(report["lengths_ms"]) < 50

@@ -87,8 +87,8 @@ def _quanta(switches: list[slices.Switch], pid: int, label: dict) -> dict:
     q = float(label.get("quantum_ms", 0)) or None
     if "bv" in label:
         cpu, tracked = slices.sharing_pids(switches, pid)
-        report = slices.quantum_report(switches, cpu, tracked, q)
-        all_turns = slices.turns(switches, cpu, tracked)
+        report = slices.quantum_report(switches, cpu, tracked, q, since_pid=pid)
+        all_turns = slices.shared_turns(switches, cpu, tracked, pid)
         table = [{"task": "benchmark" if t.pid == pid else "base vector", "cpu": t.cpu,
                   "ms": t.ms, "full": 0 < i < len(all_turns) - 1}
                  for i, t in enumerate(all_turns)]

@@ -112,15 +112,26 @@ def preempted_slices(switches: list[Switch], pid: int) -> list[float]:
     return out
 
 
+def shared_turns(switches: list[Switch], cpu: int, tracked: set[int], pid: int) -> list[Turn]:
+    """The turns on ``cpu`` from ``pid``'s first one on: before it, the other tasks ran
+    alone (a base vector started earlier, its start-delay helper), which is no quantum."""
+    all_turns = turns(switches, cpu, tracked)
+    first = next((i for i, t in enumerate(all_turns) if t.pid == pid), len(all_turns))
+    return all_turns[first:]
+
+
 def quantum_report(switches: list[Switch], cpu: int, tracked: set[int],
-                   quantum_ms: float, tolerance: float = 0.10) -> dict:
+                   quantum_ms: float, tolerance: float = 0.10,
+                   since_pid: int | None = None) -> dict:
     """How well the tracked tasks on ``cpu`` took turns of ``quantum_ms``.
 
+    With ``since_pid``, only the turns from that task's first one on (shared_turns).
     ``full_turns`` excludes the first and last (partial) turns; ``within`` is the fraction of
     those within ``tolerance`` of the quantum; ``alternating`` says whether each full turn was
     followed by another tracked task's turn (always true by construction when two or more
     tasks are tracked, false when only one of them ever ran)."""
-    all_turns = turns(switches, cpu, tracked)
+    all_turns = (turns(switches, cpu, tracked) if since_pid is None
+                 else shared_turns(switches, cpu, tracked, since_pid))
     full = all_turns[1:-1]
     lengths = [t.ms for t in full]
     ok = [abs(x - quantum_ms) <= tolerance * quantum_ms for x in lengths]
