@@ -375,12 +375,7 @@ int main(void)
 }
 """
 
-KNOBS_INIT = r"""#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-dmesg -n 1
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
+KNOBS_INIT = INIT_PREAMBLE + r"""
 for a in $(cat /proc/cmdline); do case $a in schedtest=*) TEST=${a#schedtest=};; esac; done
 echo "SCHEDTEST-BEGIN $TEST"
 knobs() {
