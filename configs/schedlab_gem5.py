@@ -214,6 +214,10 @@ class RunEvents:
         self.counters = CoreCounters(board, plan)
         self.cpus = list(range(plan.num_cores))
         self.regions = []  # per-task totals of each region of interest, in order
+        # What attribution costs in the current region: the context-switch exits handled
+        # and the host seconds spent in their handler (study 2 switches thousands of times
+        # per simulated second; bench/bench_attribution.py weighs this against the region).
+        self.switch_exits, self.switch_handler_s = 0, 0.0
         self.start_host = time.time()
         self.start_tick = m5.curTick()
         self.last_host, self.last_insts = self.start_host, total_insts(board)
@@ -303,9 +307,12 @@ class RunEvents:
         what its name says."""
         if self.attribution is None:
             return self.on_unexpected(ev)
+        started = time.perf_counter()
         pid, cpu = TaskAttribution.decode(ev.getCode())
         if cpu in self.cpus:
             self.attribution.switch(cpu, pid, self.counters.read(cpu))
+        self.switch_exits += 1
+        self.switch_handler_s += time.perf_counter() - started
         return None
 
     def on_workbegin(self, ev) -> int | None:
@@ -324,6 +331,7 @@ class RunEvents:
             # starts this region from its current counters.
             self.attribution.clear()
             self._rebase_attribution()
+        self.switch_exits, self.switch_handler_s = 0, 0.0
         emit("event", event="workbegin", tick=self.tick, **self._insts_host(3))
         return None
 
@@ -333,7 +341,10 @@ class RunEvents:
         if self.args.workitem_stats:
             m5.stats.dump()
         self._write_attribution(closing_region=True)
-        emit("event", event="workend", tick=self.tick, **self._insts_host(3))
+        cost = ({"switch_exits": self.switch_exits,
+                 "switch_handler_s": round(self.switch_handler_s, 3)}
+                if self.attribution is not None else {})
+        emit("event", event="workend", tick=self.tick, **self._insts_host(3), **cost)
         if self.fast_forward and self.board.get_processor().switch_to_atomic():
             # The detailed cores' statistics stay as they were at the region's end
             # (switched-out cores do not tick); the guest's dumpstats records them.

@@ -258,6 +258,9 @@ if __name__ != "__main__":
         assert ev[2] == {"event": "switched", "tick": ev[3]["tick"], "cpu": "o3",
                          "insts": 18000}
         assert ev[4]["insts"] == ev[5]["insts"] == 42000 and ev[5]["cpu"] == "atomic"
+        # What attribution cost in the region: its three context-switch exits (the one
+        # naming no CPU of the board included) and the host time of their handler.
+        assert ev[4]["switch_exits"] == 3 and 0 <= ev[4]["switch_handler_s"] < 1
         # pid 42 left CPU 1 twice in the region, one step after the region began and one
         # after that: the detailed core's 2 x 2000 instructions and cycles, its L1s' misses
         # (3 a step) and its share of the shared L2's (its requestor's 4 a step). What each

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from schedlab.analysis import mixer
+from schedlab.analysis import mixer, wakeups
 from schedlab.analysis.figures import WHISKERS, FigureContext, condition_stats, finish
 from schedlab.analysis.tables import rows
 
@@ -49,7 +49,9 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                 row[f"{task}_migrations"] = t["cpu_changes"]
                 row[f"{task}_exec_mean_ns"] = t["exec_mean_ns"]
                 row[f"{task}_exec_var_ns2"] = t["exec_var_ns2"]
-            row.update(_miss_rates(_job(d, row), mixer.read_tids(rep_dir / "tids.csv")))
+            tids = mixer.read_tids(rep_dir / "tids.csv")
+            row.update(_miss_rates(_job(d, row), tids))
+            row.update(_wakeups(d, set(tids.values())))
             main.append(row)
             for n in range(run.samples):
                 samples.append({"run_id": row["run_id"], "system": row.get("system"),
@@ -99,6 +101,39 @@ def _miss_rates(job: dict, tids: dict[str, int]) -> dict:
     return out
 
 
+def _wakeups(run_dir: Path, pids: set[int]) -> dict:
+    """The mixer tasks' wake-ups onto idle CPUs (schedlab/analysis/wakeups.py), from the
+    run's scheduler trace; nothing for runs traced without sched_waking."""
+    path = run_dir / "artifacts" / "trace.txt"
+    if not pids or not path.is_file():
+        return {}
+    text = path.read_text(errors="replace")
+    if "sched_waking:" not in text:
+        return {}
+    found = wakeups.summary(wakeups.wakeups(text, pids))
+    return {"trace_lost_events": wakeups.trace_lost_events(text),
+            **{f"wake_{k}": v for k, v in found.items()}}
+
+
+def halving(samples: pd.DataFrame) -> pd.DataFrame:
+    """Whether the smoke scale has enough samples: mu and rho from the first half of every
+    repetition's samples against all of them, per machine, cores and policy."""
+    out = []
+    for (system, cores, policy), g in samples.groupby(["system", "cores", "policy"]):
+        half = g[g["sample"] < g.groupby("run_id")["sample"].transform("max") / 2]
+        entry = {"machine": system, "cores": int(cores), "policy": policy}
+        for label, part in (("all", g), ("first half", half)):
+            s = part["production_ns"].dropna()
+            entry[f"n ({label})"] = len(s)
+            entry[f"mu_us ({label})"] = s.mean() / 1e3
+            entry[f"rho_us ({label})"] = (s.mean() + 2 * s.std()) / 1e3
+        for what in ("mu_us", "rho_us"):
+            entry[f"{what} change %"] = 100 * (entry[f"{what} (first half)"]
+                                               / entry[f"{what} (all)"] - 1)
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
 def table1(frame: pd.DataFrame) -> pd.DataFrame:
     """Table I: production time mean, variance and rho = mu + 2 sigma over all samples of
     all repetitions, per machine, cores and policy, and the speed-up of task-affinity
@@ -134,9 +169,11 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         cells.scale(1, 2.2)
         csv = dest.with_suffix(".csv")
         t.to_csv(csv, index=False)
+        halves = dest.with_name(dest.stem + "--halving.csv")
+        halving(samples).to_csv(halves, index=False)
         return [finish(fig, ctx, dest, "Production time per sample over all samples of all "
                                        "repetitions; rho = mu + 2 sigma; speed-up = vanilla "
-                                       "rho / task-affinity rho."), csv]
+                                       "rho / task-affinity rho."), csv, halves]
     if name in ("demarchi-fig7", "demarchi-fig8"):
         system = "A" if name.endswith("7") else "B"
         sel = samples[samples["system"] == system]
@@ -154,6 +191,8 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
             ax.legend(fontsize=7)
         return [finish(fig, ctx, dest, "Empirical CDF of the production time of every sample "
                                        "of every repetition.")]
+    if name == "demarchi-idle":
+        return _idle_check(frame, samples, ctx, dest)
     four = frame[frame["cores"] == 4]
     if name == "demarchi-fig5":
         return [_per_task(four, "migrations", "migrations per run (log scale)", ctx, dest,
@@ -234,3 +273,50 @@ def _migrations_map(samples: pd.DataFrame, ctx: FigureContext, dest: Path) -> Pa
                loc="upper left", fontsize=7, ncol=len(cpus))
     return finish(fig, ctx, dest, "Colour: the CPU on which each task had each sample's input "
                                   "in hand (first repetition).")
+
+
+def idle_modes(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """Per machine, policy and idle mode (the default, MWAIT on the modelled CPUs, or idle=poll): the mixer's
+    wake-ups onto idle CPUs, how many came late, what they added, and the production
+    time's mu and rho."""
+    idle = frame.get("idle", pd.Series(index=frame.index, dtype=object)).fillna("default")
+    modes = frame.assign(idle=idle)
+    prod = samples.merge(modes[["run_id", "idle"]].drop_duplicates(), on="run_id")
+    out = []
+    for (system, policy, mode), g in modes.groupby(["system", "policy", "idle"]):
+        s = prod[prod["run_id"].isin(g["run_id"])]["production_ns"].dropna()
+        out.append({"machine": system, "policy": policy, "idle": mode, "runs": len(g),
+                    "wake-ups onto idle CPUs": g.get("wake_onto_idle", pd.Series()).sum(),
+                    "late": g.get("wake_late", pd.Series()).sum(),
+                    "late %": 100 * g.get("wake_late_share", pd.Series(dtype=float)).mean(),
+                    "late added ms": g.get("wake_late_added_ms", pd.Series()).sum(),
+                    "prompt median us": g.get("wake_prompt_median_us",
+                                              pd.Series(dtype=float)).median(),
+                    "mu_us": s.mean() / 1e3, "rho_us": (s.mean() + 2 * s.std()) / 1e3})
+    return pd.DataFrame(out)
+
+
+def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
+                dest: Path) -> list[Path]:
+    t = idle_modes(frame, samples)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    labels = [f"{r.machine} {r.policy}\n{r.idle}" for r in t.itertuples()]
+    colours = ["#8c8c8c" if m == "default" else "#55a868" for m in t["idle"]]
+    axes[0].bar(labels, t["late %"], color=colours)
+    axes[0].set_ylabel("wake-ups onto an idle CPU later than "
+                       f"{wakeups.LATE_US:.0f} µs (%)", fontsize=8)
+    x = np.arange(len(t))
+    axes[1].bar(x - 0.2, t["mu_us"], 0.4, color=colours, label="mu")
+    axes[1].bar(x + 0.2, t["rho_us"], 0.4, color=colours, hatch="//", label="rho = mu + 2 sigma")
+    axes[1].set_xticks(x, labels)
+    axes[1].set_ylabel("sample production time (µs)", fontsize=8)
+    axes[1].legend(fontsize=7)
+    for ax in axes:
+        ax.tick_params(axis="x", labelsize=6)
+    csv = dest.with_suffix(".csv")
+    t.to_csv(csv, index=False)
+    return [finish(fig, ctx, dest, "One run per bar (the first repetition, 4 cores). Grey: "
+                                   "the default idle (MWAIT); green: idle=poll. Late: the task "
+                                   "was switched in more than "
+                                   f"{wakeups.LATE_US:.0f} µs after its waking began, onto a "
+                                   "CPU that was idle."), csv]
