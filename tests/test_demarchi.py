@@ -34,3 +34,47 @@ def test_miss_rates_per_task_and_together():
     assert out["mixer_l1d_load_miss_rate"] == 0.2 and out["mixer_l1d_store_miss_rate"] == 0.04
     assert not any(k.startswith("mixer1_") for k in out)     # never charged: no rate
     assert "mixer_llc_load_miss_rate" not in out              # no last-level counts given
+
+
+def test_idle_check_pairs_the_figures_runs_with_idle_poll():
+    from schedlab.campaigns import demarchi
+    check = get("demarchi-idle").requests("smoke", "gem5")
+    default = [r for r in check if r.label["idle"] == "default"]
+    poll = [r for r in check if r.label["idle"] == "poll"]
+    assert len(default) == len(poll) == 4
+    # The default-idle half is the figures' own first repetitions on 4 cores (the same
+    # requests, so the same runs), while demarchi.IDLE is the default.
+    figures = get("demarchi-table1").requests("smoke", "gem5")
+    assert demarchi.IDLE == "default"
+    assert default == [r for r in figures if r.label["cores"] == 4 and r.label["rep"] == 0]
+    for d, p in zip(default, poll):
+        assert p.boot_args == d.boot_args + ("idle=poll",)
+        assert {**p.label, "idle": "default"} == d.label
+
+
+def test_halving_compares_the_first_half_of_every_run(tmp_path):
+    import subprocess
+
+    import pandas as pd
+
+    from schedlab.analysis import mixer
+    from schedlab.analysis.demarchi import halving
+    from schedlab.guest import programs
+    rows = []
+    for rep in (0, 1):   # two real native runs of the mixer
+        out = tmp_path / str(rep)
+        subprocess.run([str(programs.binary("mixer")), "--out", str(out), "--sched", "other",
+                        "--samples", "401"], check=True, capture_output=True, timeout=60)
+        run = mixer.load(out)
+        rows += [{"run_id": f"r{rep}", "system": "A", "cores": 4, "policy": "vanilla",
+                  "sample": n, "production_ns": run.production_ns[n - 1] if n else None}
+                 for n in range(run.samples)]
+    samples = pd.DataFrame(rows)
+    (h,) = halving(samples).to_dict("records")
+    assert h["n (all)"] == 2 * 400 and h["n (first half)"] == 2 * 200
+    first = samples[samples["sample"] <= 200]["production_ns"].dropna()
+    assert h["mu_us (first half)"] == pytest.approx(first.mean() / 1e3)
+    assert h["rho_us (all)"] == pytest.approx(
+        (samples["production_ns"].mean() + 2 * samples["production_ns"].std()) / 1e3)
+    assert h["mu_us change %"] == pytest.approx(
+        100 * (h["mu_us (first half)"] / h["mu_us (all)"] - 1))

@@ -120,7 +120,8 @@ def halving(samples: pd.DataFrame) -> pd.DataFrame:
     repetition's samples against all of them, per machine, cores and policy."""
     out = []
     for (system, cores, policy), g in samples.groupby(["system", "cores", "policy"]):
-        half = g[g["sample"] < g.groupby("run_id")["sample"].transform("max") / 2]
+        # Sample 0 has no production time (its predecessor is the start): samples 1..n/2.
+        half = g[g["sample"] <= g.groupby("run_id")["sample"].transform("max") / 2]
         entry = {"machine": system, "cores": int(cores), "policy": policy}
         for label, part in (("all", g), ("first half", half)):
             s = part["production_ns"].dropna()
@@ -195,11 +196,12 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         return _idle_check(frame, samples, ctx, dest)
     four = frame[frame["cores"] == 4]
     if name == "demarchi-fig5":
-        return [_per_task(four, "migrations", "migrations per run (log scale)", ctx, dest,
+        return [_per_task(four, [("migrations", "migrations per run (log scale)")], ctx, dest,
                           log=True)]
     if name == "demarchi-fig6":
-        return [_per_task(four, "exec_mean_ns", "mean execution time per sample (ns)", ctx,
-                          dest)]
+        return [_per_task(four, [("exec_mean_ns", "mean execution time per sample (ns)"),
+                                 ("exec_var_ns2", "variance of the execution time (ns²)")],
+                          ctx, dest)]
     if name == "demarchi-fig3":
         return [_migrations_map(samples[samples["cores"] == 4], ctx, dest)]
     if name == "demarchi-fig4":
@@ -221,30 +223,33 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     raise ValueError(f"no figure for {name}")
 
 
-def _per_task(frame: pd.DataFrame, what: str, ylabel: str, ctx: FigureContext, dest: Path,
-              log: bool = False) -> Path:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
-    for ax, system in zip(axes[0], ("A", "B")):
-        sel = frame[frame["system"] == system]
-        width = 0.38
-        for k, policy in enumerate(POLICIES):
-            p = sel[sel["policy"] == policy]
-            cols = [f"{t}_{what}" for t in mixer.TASKS]
-            if p.empty or not all(c in p for c in cols):
-                continue
-            means = [p[c].mean() for c in cols]
-            sds = [p[c].std() if len(p) > 1 else 0.0 for c in cols]
-            xs = [i + (k - 0.5) * width for i in range(len(cols))]
-            # On a log axis a whisker below zero cannot be drawn: it stops at 1 % of the bar.
-            low = [min(2 * sd, 0.99 * m) if log else 2 * sd for m, sd in zip(means, sds)]
-            ax.bar(xs, means, width, yerr=[low, [2 * sd for sd in sds]], capsize=3,
-                   color=COLOURS[policy], label=f"{policy} (n={len(p)})")
-        ax.set_xticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
-        ax.set_ylabel(ylabel, fontsize=8)
-        ax.set_title(f"machine {system}, 4 cores", fontsize=8)
-        if log:
-            ax.set_yscale("log")
-        ax.legend(fontsize=7)
+def _per_task(frame: pd.DataFrame, rows: list[tuple[str, str]], ctx: FigureContext,
+              dest: Path, log: bool = False) -> Path:
+    """One row of panels (machine A, machine B) per (column suffix, axis label) in rows."""
+    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 4 * len(rows)), squeeze=False)
+    for (what, ylabel), row in zip(rows, axes):
+        for ax, system in zip(row, ("A", "B")):
+            sel = frame[frame["system"] == system]
+            width = 0.38
+            for k, policy in enumerate(POLICIES):
+                p = sel[sel["policy"] == policy]
+                cols = [f"{t}_{what}" for t in mixer.TASKS]
+                if p.empty or not all(c in p for c in cols):
+                    continue
+                means = [p[c].mean() for c in cols]
+                sds = [p[c].std() if len(p) > 1 else 0.0 for c in cols]
+                xs = [i + (k - 0.5) * width for i in range(len(cols))]
+                # On a log axis a whisker below zero cannot be drawn: it stops at 1 % of
+                # the bar.
+                low = [min(2 * sd, 0.99 * m) if log else 2 * sd for m, sd in zip(means, sds)]
+                ax.bar(xs, means, width, yerr=[low, [2 * sd for sd in sds]], capsize=3,
+                       color=COLOURS[policy], label=f"{policy} (n={len(p)})")
+            ax.set_xticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
+            ax.set_ylabel(ylabel, fontsize=8)
+            ax.set_title(f"machine {system}, 4 cores", fontsize=8)
+            if log:
+                ax.set_yscale("log")
+            ax.legend(fontsize=7)
     return finish(fig, ctx, dest, WHISKERS + (" (on the log axis a lower whisker below zero "
                                               "is cut at the bar's 1 %)." if log else "."))
 
