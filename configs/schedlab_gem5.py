@@ -45,6 +45,8 @@ from gem5.simulate.exit_event import ExitEvent  # noqa: E402
 
 from schedlab.backends.gem5.attribution import TaskAttribution, by_pid  # noqa: E402
 from schedlab.backends.gem5.plan import BoardPlan, plan_from_dict  # noqa: E402
+from schedlab.backends.gem5.sampling import (MEASURE, WARMUP, SamplingSchedule,  # noqa: E402
+                                             parse_sampling)
 from plan_board import build_board  # noqa: E402
 
 
@@ -75,6 +77,11 @@ def parse_args():
     p.add_argument("--fast-forward", action="store_true",
                    help="run: restore into Atomic cores, switch to --cpu cores at each m5 "
                         "workbegin and back at each m5 workend (set-up at Atomic speed)")
+    p.add_argument("--sampling", default=None, metavar="U,W,D",
+                   help="with --fast-forward: inside each region run Atomic cores and every "
+                        "U instructions (of all cores) W detailed warm-up and D measured "
+                        "instructions on --cpu cores (schedlab.backends.gem5.sampling); "
+                        "the windows' counters go to sampling.json")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="host seconds between progress lines")
     p.add_argument("--max-seconds", type=float, default=0.0,
@@ -229,6 +236,14 @@ class RunEvents:
         # Of the exit being handled: host time when the slice began and when it ended, tick.
         self.slice_started = self.now = self.start_host
         self.tick = self.start_tick
+        # --sampling: each region's schedule, what it measured (sampling.json), and with
+        # --attribute-tasks a second attribution that counts inside measured windows only.
+        self.sampling = parse_sampling(args.sampling) if args.sampling else None
+        self.sampler: SamplingSchedule | None = None
+        self.sampled: list[dict] = []
+        self.window: dict | None = None
+        self.window_tasks = (TaskAttribution() if self.sampling and args.attribute_tasks
+                             else None)
 
     def handlers(self) -> dict:
         return {
@@ -237,6 +252,7 @@ class RunEvents:
             ExitEvent.FAIL: self.on_context_switch,
             ExitEvent.WORKBEGIN: self.on_workbegin,
             ExitEvent.WORKEND: self.on_workend,
+            ExitEvent.MAX_INSTS: self.on_inst_stop,
             ExitEvent.EXIT: self.on_exit,
         }
 
@@ -310,15 +326,20 @@ class RunEvents:
         started = time.perf_counter()
         pid, cpu = TaskAttribution.decode(ev.getCode())
         if cpu in self.cpus:
-            self.attribution.switch(cpu, pid, self.counters.read(cpu))
+            counters = self.counters.read(cpu)
+            self.attribution.switch(cpu, pid, counters)
+            if self.window_tasks is not None:
+                self.window_tasks.switch(cpu, pid, counters)
         self.switch_exits += 1
         self.switch_handler_s += time.perf_counter() - started
         return None
 
     def on_workbegin(self, ev) -> int | None:
         """A region of interest begins: switch the detailed cores in (fast-forward), reset
-        the statistics, restart every CPU's task attribution from its current counters."""
-        switched = self.fast_forward and self.board.get_processor().switch_to_detailed()
+        the statistics, restart every CPU's task attribution from its current counters.
+        With --sampling the Atomic cores stay in and the region's schedule starts."""
+        switched = (self.fast_forward and self.sampling is None
+                    and self.board.get_processor().switch_to_detailed())
         if switched:
             emit("event", event="switched", tick=m5.curTick(), cpu=self.cpu,
                  **self._insts_host(3, False))
@@ -332,6 +353,8 @@ class RunEvents:
             self.attribution.clear()
             self._rebase_attribution()
         self.switch_exits, self.switch_handler_s = 0, 0.0
+        if self.sampling is not None:
+            self._begin_sampling()
         emit("event", event="workbegin", tick=self.tick, **self._insts_host(3))
         return None
 
@@ -344,6 +367,8 @@ class RunEvents:
         cost = ({"switch_exits": self.switch_exits,
                  "switch_handler_s": round(self.switch_handler_s, 3)}
                 if self.attribution is not None else {})
+        if self.sampler is not None:
+            cost["windows"] = self._end_sampling()
         emit("event", event="workend", tick=self.tick, **self._insts_host(3), **cost)
         if self.fast_forward and self.board.get_processor().switch_to_atomic():
             # The detailed cores' statistics stay as they were at the region's end
@@ -360,8 +385,30 @@ class RunEvents:
         if ev.getCause() != "m5_exit instruction encountered":
             return self.on_unexpected(ev)   # not the guest's (gem5 has other kinds of exit)
         self._write_attribution(closing_region=False)
+        self._write_sampling(final=True)
         emit("event", event="exit", tick=self.tick, **self._insts_host(1), code=ev.getCode())
         return 0 if self.args.mode == "run" else 2
+
+    def on_inst_stop(self, ev) -> int | None:
+        """A core reached an instruction stop of the sampling schedule: a round of the
+        phase ended, perhaps the phase too (switch the cores, open or close a measured
+        window), and the next stops are scheduled. A stop the schedule no longer waits for
+        (gem5 cannot cancel one) is passed over."""
+        if self.sampling is None:
+            return self.on_unexpected(ev)
+        step = self.sampler.on_stop(self._inst_counts()) if self.sampler else None
+        if step is None:
+            if self.sampled:
+                self.sampled[-1]["stale_stops"] += 1
+            return None
+        if step.window == "end":
+            self._close_window()
+        if step.switch:
+            self._switch(step.switch)
+        if step.window == "begin":
+            self._open_window()
+        self._schedule_stops()
+        return None
 
     def on_unexpected(self, ev) -> int:
         """Anything else (a kernel panic gem5 noticed, an m5 fail without attribution...)."""
@@ -370,6 +417,94 @@ class RunEvents:
         return 2
 
     # -------------------------------------------------------------------------- helpers
+    def _inst_counts(self) -> list[int]:
+        """Committed instructions of each CPU's cores now in (sampling counts these)."""
+        return [int(c.get_simobject().totalInsts())
+                for c in self.board.get_processor().get_cores()]
+
+    def _schedule_stops(self) -> None:
+        self.board.get_processor().schedule_inst_stops(self.sampler.stops(self._inst_counts()))
+
+    def _read_all(self) -> dict[int, dict]:
+        return {c: self.counters.read(c) for c in self.cpus}
+
+    def _begin_sampling(self) -> None:
+        self.sampler = SamplingSchedule(self.sampling, len(self.cpus))
+        self.sampled.append({
+            "start_tick": self.tick, "end_tick": None, "insts": None, "windows": [],
+            "cut_short": None, "rounds": 0, "stale_stops": 0, "switches": 0,
+            "switch_host_s": 0.0, "detailed_host_s": 0.0, "host_s": None,
+            "_insts": total_insts(self.board), "_host": self.now})
+        self.sampler.begin()
+        self._schedule_stops()
+
+    def _switch(self, to: str) -> None:
+        """All cores to the detailed or the Atomic ones, timed; the tasks' counts carry
+        over (TaskAttribution.handover)."""
+        region, processor = self.sampled[-1], self.board.get_processor()
+        before = self._read_all() if self.attribution is not None else None
+        started = time.perf_counter()
+        if to == "detailed":
+            processor.switch_to_detailed()
+            region["_detailed_since"] = started
+        else:
+            processor.switch_to_atomic()
+            region["detailed_host_s"] += started - region.pop("_detailed_since", started)
+        region["switch_host_s"] += time.perf_counter() - started
+        region["switches"] += 1
+        if before is not None:
+            after = self._read_all()
+            for c in self.cpus:
+                self.attribution.handover(c, before[c], after[c])
+
+    def _open_window(self) -> None:
+        self.window = {"start_tick": m5.curTick(), "start": self._read_all()}
+        if self.window_tasks is not None:
+            self.window_tasks.clear()
+            for c, counters in self.window["start"].items():
+                self.window_tasks.rebase(c, counters)
+
+    def _close_window(self) -> None:
+        """The measured window's per-CPU deltas (and with --attribute-tasks per task)."""
+        end, start = self._read_all(), self.window["start"]
+        record = {"start_tick": self.window["start_tick"], "end_tick": m5.curTick(),
+                  "cpus": {str(c): {k: v - start[c].get(k, 0) for k, v in end[c].items()}
+                           for c in self.cpus}}
+        if self.window_tasks is not None:
+            # A dict the attribution completes at each CPU's next switch (close_region).
+            record["tasks"] = self.window_tasks.close_region(end)
+        self.sampled[-1]["windows"].append(record)
+        self.window = None
+
+    def _end_sampling(self) -> int:
+        """The region ends: a window still open is dropped (cut short); sampling.json."""
+        region = self.sampled[-1]
+        phase = self.sampler.end()
+        region["cut_short"] = phase if phase in (WARMUP, MEASURE) else None
+        if "_detailed_since" in region:
+            region["detailed_host_s"] += time.perf_counter() - region.pop("_detailed_since")
+        region.update(end_tick=self.tick, insts=total_insts(self.board) - region["_insts"],
+                      rounds=self.sampler.rounds, host_s=self.now - region["_host"])
+        self.window, self.sampler = None, None
+        self._write_sampling(final=False)
+        return len(region["windows"])
+
+    def _write_sampling(self, final: bool) -> None:
+        """sampling.json: the plan and every region's windows, rewritten at the exit with
+        the windows' task totals settled (as attribution.json)."""
+        if self.sampling is None:
+            return
+        if final and self.window_tasks is not None:
+            self.window_tasks.settle_owed()
+        regions = [{**{k: round(v, 3) if k.endswith("host_s") and v is not None else v
+                       for k, v in r.items() if k != "windows" and not k.startswith("_")},
+                    "windows": [{**w, **({"tasks": by_pid(w["tasks"])} if "tasks" in w
+                                         else {})} for w in r["windows"]]}
+                   for r in self.sampled]
+        data = {"plan": self.sampling.to_dict(), "cpu": self.cpu, "cpus": len(self.cpus),
+                "regions": regions}
+        (self.outdir / "sampling.json").write_text(json.dumps(data, indent=1))
+
     def _rebase_attribution(self) -> None:
         for c in self.cpus:
             self.attribution.rebase(c, self.counters.read(c))
@@ -403,6 +538,15 @@ def main() -> int:
         print(f"schedlab: note: {note}", flush=True)
 
     fast_forward = args.mode == "run" and args.fast_forward and cpu not in ("atomic", "kvm")
+    if args.sampling and not fast_forward:
+        print("schedlab: --sampling needs a run with --fast-forward into --cpu timing or o3",
+              file=sys.stderr)
+        return 2
+    try:
+        args.sampling and parse_sampling(args.sampling)
+    except ValueError as e:
+        print(f"schedlab: {e}", file=sys.stderr)
+        return 2
     board = build_board(plan, cpu, args.hierarchy, fast_forward=fast_forward)
     restore = args.checkpoint_dir if args.mode == "run" else None
     if restore is not None and not (restore / "m5.cpt").is_file():

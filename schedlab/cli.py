@@ -25,6 +25,7 @@ from schedlab.backends.gem5.plan import PlanError
 from schedlab.machine import (format_cpus, format_size, load_machine, machine_names,
                               machine_ref)
 from schedlab.backends.gem5.plan import CPU_TYPES
+from schedlab.backends.gem5.sampling import PRESETS as SAMPLING_PRESETS
 from schedlab.runs import BACKENDS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
 
 
@@ -201,9 +202,16 @@ def _best_backend() -> str:
                    "the workload (--no-fast-forward: --cpu cores throughout).")
 @click.option("--overlay", "overlays", multiple=True, metavar="DIR",
               help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
+@click.option("--sampling", default=None, metavar="U,W,D|PRESET",
+              help="gem5: sampled detailed simulation: inside the region Atomic cores keep "
+                   "the caches warm and every U instructions (of all cores) W warm-up and D "
+                   "measured instructions run on --cpu cores; IPC and MPI with confidence "
+                   "intervals. Presets: " + ", ".join(SAMPLING_PRESETS)
+                   + " (configs/README.md, Sampling).")
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
         sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
-        numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, overlays) -> None:
+        numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, overlays,
+        sampling) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     backend = _best_backend() if backend == "auto" else backend
     jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
@@ -214,7 +222,8 @@ def run(machine_name, machines_file, overrides, workload_names, backend, cpu, si
         overrides=overrides, policy=policy, sysctl=_pairs(sysctl, "--sysctl"),
         background=tuple(WorkloadRequest(b) for b in background), boot_args=boot_args,
         cpu=cpu, numa_from=numa_from, timeout=timeout, ready_timeout=ready_timeout,
-        attribute_tasks=attribute_tasks, fast_forward=fast_forward, overlay=overlays)
+        attribute_tasks=attribute_tasks, fast_forward=fast_forward, overlay=overlays,
+        sampling=sampling)
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)

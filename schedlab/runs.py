@@ -107,6 +107,9 @@ class RunRequest:
     fast_forward: bool = True
     # Directories whose files are placed at the same paths in the guest (DIR/etc/x -> /etc/x).
     overlay: tuple[str, ...] = ()
+    # gem5 only: "U,W,D" or a preset (schedlab.backends.gem5.sampling): inside each region
+    # Atomic cores with the caches warm, and ``cpu`` cores for sampled windows only.
+    sampling: str | None = None
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,9 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         spec["overlay"] = Payload(trees=overlays).identity()
     if request.backend == "gem5":
         spec["fast_forward"] = request.fast_forward
+    sampling = _sampling_plan(request)
+    if sampling is not None:  # only when on, so other runs keep their ids
+        spec["sampling"] = sampling.to_dict()
     # What the backend adds is part of the run's identity too: results made with another
     # kernel command line or other gem5 model code must not be taken for this run's.
     plan = plan_from_dict(machine.to_dict()) if request.backend == "gem5" else None
@@ -285,6 +291,24 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         trace_buffer_kb=spec["trace_buffer_kb"], env=env)
     return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan,
                        payload)
+
+
+def _sampling_plan(request: RunRequest):
+    """The request's sampling schedule, checked against its backend and cores."""
+    if request.sampling is None:
+        return None
+    from schedlab.backends.gem5.sampling import parse_sampling
+    if request.backend != "gem5":
+        raise UserError("--sampling needs the gem5 backend (--backend gem5): it switches "
+                        "gem5's core models")
+    if not request.fast_forward or request.cpu == "atomic":
+        raise UserError("--sampling switches Atomic cores to detailed ones: it needs "
+                        "--fast-forward and --cpu timing or o3 (--cpu atomic alone is the "
+                        "misses-only mode)")
+    try:
+        return parse_sampling(request.sampling)
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
 
 def _backend_identity(machine: MachineSpec, plan: BoardPlan | None,
@@ -378,7 +402,8 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
         # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
         # itself, so gem5's script must not add a second dump per work item.
         workitem_stats=False, attribute_tasks=req.attribute_tasks,
-        fast_forward=req.fast_forward)
+        fast_forward=req.fast_forward,
+        sampling=_sampling_plan(req).text() if req.sampling else None)
     return Gem5Job(**{**fields, **changes})
 
 
@@ -396,6 +421,7 @@ def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
     return outcome["console"], {"name": "gem5", "cpu": job.cpu,
                                 "stats_dumps": len(outcome["stats"]),
                                 "regions": regions, "attribution": attribution,
+                                "sampling": outcome.get("sampling"),
                                 "topology_problems": topology,
                                 "artifacts": outcome.get("artifacts", {})}
 

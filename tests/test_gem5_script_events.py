@@ -47,11 +47,14 @@ class _Stat:
 class _FakeCore:
     """What the script reads from a C++ CPU: committed instructions and cycles."""
 
-    def __init__(self, clock: dict, index: int):
-        self.clock, self.index = clock, index
+    def __init__(self, clock: dict, index: int, calls: list, name: str):
+        self.clock, self.index, self.calls, self.name = clock, index, calls, name
 
     def totalInsts(self):
         return self.clock["steps"] * 1000 * (self.index + 1)
+
+    def scheduleInstStopAnyThread(self, n):
+        self.calls.append(["stop", self.name, n])
 
     def resolveStat(self, name):
         assert name == "numCycles", name
@@ -84,7 +87,8 @@ class _FakeCache:
 
 
 def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
-           fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0) -> dict:
+           fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0,
+           sampling: str | None = None) -> dict:
     sys.path[:0] = [str(REPO), str(REPO / "tests")]
     import test_gem5_configs_dry as dry
 
@@ -116,7 +120,9 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
         calls.append(["instantiate", ckpt])
         board = objects.Root.getInstance().board
         for i, core in enumerate(board.processor.all_cores()):
-            core.get_simobject()._ccObject = _FakeCore(clock, i % len(board.processor.get_cores()))
+            sim = core.get_simobject()
+            sim._ccObject = _FakeCore(clock, i % len(board.processor.get_cores()), calls,
+                                      type(sim).__name__)
         h = board.cache_hierarchy
         for c in h.descendants():
             if isinstance(c, objects.Cache):
@@ -156,7 +162,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                   kernel=Path("/vmlinux"), kernel_args=["console=ttyS0"], cpu=cpu,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
                   progress_seconds=0, max_host_seconds=max_host_seconds,
-                  attribute_tasks=attribute, fast_forward=fast_forward)
+                  attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling)
     script = Path(cmd[3])
     sys.argv = cmd[3:]
     import contextlib
@@ -178,9 +184,10 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                           sorted(data)])
         else:
             lines.append([line])
-    attribution = work / "attribution.json"
+    attribution, sampled = work / "attribution.json", work / "sampling.json"
     return {"status": status, "lines": lines, "calls": calls, "left": len(pending),
-            "attribution": json.loads(attribution.read_text()) if attribution.exists() else None}
+            "attribution": json.loads(attribution.read_text()) if attribution.exists() else None,
+            "sampling": json.loads(sampled.read_text()) if sampled.exists() else None}
 
 
 # ----------------------------------------------------------------------------- pytest side
@@ -193,9 +200,10 @@ if __name__ != "__main__":
         reason="GEM5_SRC not set: point it at a gem5 v24.0 source tree to drive the gem5 "
                "script's exit handlers without a gem5 binary")
 
-    def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0):
+    def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0,
+              sampling=None):
         spec = {"mode": mode, "cpu": cpu, "scenario": scenario, "ff": ff,
-                "attribute": attribute, "max_host": max_host}
+                "attribute": attribute, "max_host": max_host, "sampling": sampling}
         out = subprocess.run([sys.executable, __file__, GEM5_SRC, str(tmp_path),
                               json.dumps(spec)], capture_output=True, text=True, cwd=REPO,
                              timeout=600)
@@ -336,4 +344,5 @@ if __name__ == "__main__":
     src, work, spec = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
     print(json.dumps(_drive(Path(src) / "src", spec["mode"], spec["cpu"], work,
                             spec["scenario"], fast_forward=spec["ff"],
-                            attribute=spec["attribute"], max_host_seconds=spec["max_host"])))
+                            attribute=spec["attribute"], max_host_seconds=spec["max_host"],
+                            sampling=spec.get("sampling"))))

@@ -125,5 +125,13 @@ class FastForwardProcessor(SwitchableProcessor):
         self._detailed_in = False
         return True
 
+    def schedule_inst_stops(self, distances: dict) -> None:
+        """An exit (ExitEvent.MAX_INSTS) when core ``cpu`` of the cores now in has committed
+        ``distances[cpu]`` more instructions (sampling: schedlab.backends.gem5.sampling).
+        The stop stays with that core object; gem5 cannot cancel it."""
+        cores = self.get_cores()
+        for cpu, n in distances.items():
+            cores[cpu].get_simobject().scheduleInstStopAnyThread(int(n))
+
     def all_cores(self) -> list:
         return list(self._all_cores())

@@ -27,6 +27,8 @@ class TaskAttribution:
         # Per CPU: a closed region's totals and the counters between the CPU's last switch
         # and the region's end, owed to whichever task is running then (see close_region).
         self.owed: dict[int, tuple[dict, dict[str, float]]] = {}
+        # Per CPU: what it did on cores it has since left (handover), for its next switch.
+        self.carried: dict[int, dict[str, float]] = {}
 
     @staticmethod
     def decode(code: int) -> tuple[int, int]:
@@ -41,13 +43,31 @@ class TaskAttribution:
         if base is not None:
             t = self.totals.setdefault(prev_pid, {"switches": 0})
             t["switches"] += 1
-            _add(t, {k: v - base.get(k, 0) for k, v in counters.items()})
+            _add(t, self._since(cpu, base, counters))
         self.last[cpu] = dict(counters)
 
     def rebase(self, cpu: int, counters: dict[str, float]) -> None:
         """Take ``counters`` as the CPU's new starting point (after a statistics reset some
         counters restart from zero, others, like committed instructions, do not)."""
         self.last[cpu] = dict(counters)
+        self.carried.pop(cpu, None)
+
+    def handover(self, cpu: int, before: dict[str, float], after: dict[str, float]) -> None:
+        """The CPU moves to other cores in the middle of a task's turn (sampling switches
+        between Atomic and detailed cores, whose counters are their own): what it did
+        since its last switch, ``before`` as the old cores read, is carried to its next
+        switch, and counting goes on from the new cores' ``after``."""
+        base = self.last.get(cpu)
+        if base is not None:
+            _add(self.carried.setdefault(cpu, {}), {k: v - base.get(k, 0)
+                                                   for k, v in before.items()})
+        self.last[cpu] = dict(after)
+
+    def _since(self, cpu: int, base: dict[str, float], counters: dict[str, float]) -> dict:
+        """What the CPU did since ``base``, with what it carried over from other cores."""
+        delta = {k: v - base.get(k, 0) for k, v in counters.items()}
+        _add(delta, self.carried.pop(cpu, {}))
+        return delta
 
     def clear(self) -> None:
         """Forget the totals (start of a new region of interest)."""
@@ -63,7 +83,7 @@ class TaskAttribution:
         for cpu, counters in counters_by_cpu.items():
             base = self.last.get(cpu)
             if base is not None:
-                self.owed[cpu] = (closed, {k: v - base.get(k, 0) for k, v in counters.items()})
+                self.owed[cpu] = (closed, self._since(cpu, base, counters))
             self.last[cpu] = dict(counters)
         self.totals = {}
         return closed

@@ -139,7 +139,8 @@ def gem5_side_files(repo: Path = paths.REPO) -> list[Path]:
     # Every module of configs/ (the script, plan_board, the components): gem5 loads them all.
     return [*sorted(configs.glob("*.py")), *sorted((configs / COMPONENTS.name).glob("*.py")),
             repo / "schedlab" / "__init__.py", here.parent / "__init__.py",
-            here / "__init__.py", here / "plan.py", here / "attribution.py"]
+            here / "__init__.py", here / "plan.py", here / "attribution.py",
+            here / "sampling.py"]
 
 
 def config_hash(repo: Path = paths.REPO) -> str:

@@ -29,7 +29,7 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
             readfile: Path | None = None, progress_seconds: float = 30.0,
             max_host_seconds: float = 0.0, hierarchy: str = "plan",
             workitem_stats: bool = True, attribute_tasks: bool = False,
-            fast_forward: bool = False) -> list[str]:
+            fast_forward: bool = False, sampling: str | None = None) -> list[str]:
     """The gem5 command line (stdout/stderr are redirected by the caller)."""
     cmd = [str(binary), "--outdir", str(outdir), str(SCRIPT), "--mode", mode,
            "--machine-json", str(machine_json), "--kernel", str(kernel),
@@ -48,6 +48,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--attribute-tasks"]
     if fast_forward:
         cmd += ["--fast-forward"]
+    if sampling:
+        cmd += ["--sampling", sampling]
     return cmd
 
 

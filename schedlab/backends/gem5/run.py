@@ -5,9 +5,9 @@ the machine and its board plan (built once), the guest kernel, the whole kernel 
 line (the one the run id hashes) and the runner's spec text. :func:`run` restores the
 machine's checkpoint (booting once if there is none), serves the run's payload (its spec,
 workloads and programs: schedlab.guest.payload) to ``m5 readfile``, and writes console.log,
-stats.json, gem5.json (and attribution.json) into the run's staging directory. The guest's
-results come back through ``m5 writefile`` (report.txt: the runner's framed lines;
-artifacts.tar) rather than the 8250 console.
+stats.json, gem5.json (and attribution.json, sampling.json) into the run's staging
+directory. The guest's results come back through ``m5 writefile`` (report.txt: the
+runner's framed lines; artifacts.tar) rather than the 8250 console.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ Progress = Callable[[str], None]
 READFILE = "readfile"
 REPORT = "report.txt"
 ARTIFACTS = "artifacts.tar"
+SAMPLING = "sampling.json"       # the sampled windows' counters (--sampling)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Gem5Job:
     workbegin`` and dumps them at ``m5 workend`` (False when the guest's launcher does it).
     ``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at each ``m5
     workbegin``, back at each ``m5 workend`` (False: ``cpu`` cores throughout).
+    ``sampling``: "U,W,D" (schedlab.backends.gem5.sampling): inside each region Atomic
+    cores, and ``cpu`` cores for sampled windows only (needs ``fast_forward``).
     """
 
     machine: dict                   # MachineSpec.to_dict(), as gem5's script reads it
@@ -61,10 +64,14 @@ class Gem5Job:
     attribute_tasks: bool = False
     fast_forward: bool = True
     boot_cpu: str = "atomic"
+    sampling: str | None = None
 
     def __post_init__(self) -> None:
         if self.cpu not in CPU_TYPES:
             raise UserError(f"unknown gem5 CPU {self.cpu!r}; choose one of {', '.join(CPU_TYPES)}")
+        if self.sampling and (not self.fast_forward or self.cpu == "atomic"):
+            raise UserError("sampling switches Atomic cores to detailed ones: it needs "
+                            "--fast-forward and --cpu timing or o3")
 
 
 def label_roi(dumps: list[dict], events: list[dict]) -> None:
@@ -105,7 +112,8 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
                   kernel=job.kernel.vmlinux, kernel_args=list(job.kernel_args),
                   cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
                   hierarchy=job.hierarchy, workitem_stats=job.workitem_stats,
-                  attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward)
+                  attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward,
+                  sampling=job.sampling)
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
             "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
             "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
@@ -123,6 +131,10 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     dumps = parse_stats_file(outdir / "stats.txt")
     label_roi(dumps, result["events"])
     write_atomic(run_dir / "stats.json", json.dumps(dumps))
+    sampling = None
+    if (outdir / SAMPLING).exists():
+        sampling = json.loads((outdir / SAMPLING).read_text())
+        write_atomic(run_dir / SAMPLING, json.dumps(sampling, indent=1))
     attribution = None
     if (outdir / "attribution.json").exists():
         attribution = json.loads((outdir / "attribution.json").read_text())
@@ -139,7 +151,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     (outdir / READFILE).unlink(missing_ok=True)   # the payload: workloads, programs
     return {"console": console, "stats": dumps, "events": result["events"],
             "host_seconds": result["host_seconds"], "attribution": attribution,
-            "artifacts": artifacts}
+            "sampling": sampling, "artifacts": artifacts}
 
 
 def read_artifacts(tar: Path) -> dict[str, bytes]:
