@@ -296,6 +296,8 @@ class RunEvents:
                  host_s=round(self.now - self.start_host, 1),
                  ips=round((insts - self.last_insts) / max(1e-3, self.now - self.last_host)))
             self.last_host, self.last_insts = self.now, insts
+        if self.sampler is not None:
+            self._advance_sampling(stop=False)
         if self.limit_tick is not None and self.tick >= self.limit_tick:
             emit("event", event="limit", what="max-seconds", tick=self.tick)
             return 3
@@ -396,18 +398,7 @@ class RunEvents:
         (gem5 cannot cancel one) is passed over."""
         if self.sampling is None:
             return self.on_unexpected(ev)
-        step = self.sampler.on_stop(self._inst_counts()) if self.sampler else None
-        if step is None:
-            if self.sampled:
-                self.sampled[-1]["stale_stops"] += 1
-            return None
-        if step.window == "end":
-            self._close_window()
-        if step.switch:
-            self._switch(step.switch)
-        if step.window == "begin":
-            self._open_window()
-        self._schedule_stops()
+        self._advance_sampling(stop=True)
         return None
 
     def on_unexpected(self, ev) -> int:
@@ -417,6 +408,23 @@ class RunEvents:
         return 2
 
     # -------------------------------------------------------------------------- helpers
+    def _advance_sampling(self, stop: bool) -> None:
+        """Hand the cores' counts to the sampling schedule and do the Step it returns.
+        ``stop``: at an instruction stop's exit (else at the end of a slice, which finds a
+        stop whose exit was lost)."""
+        step = self.sampler.on_stop(self._inst_counts()) if self.sampler else None
+        if step is None:
+            if stop and self.sampled:
+                self.sampled[-1]["stale_stops"] += 1
+            return
+        if step.window == "end":
+            self._close_window()
+        if step.switch:
+            self._switch(step.switch)
+        if step.window == "begin":
+            self._open_window()
+        self._schedule_stops()
+
     def _inst_counts(self) -> list[int]:
         """Committed instructions of each CPU's cores now in (sampling counts these)."""
         return [int(c.get_simobject().totalInsts())

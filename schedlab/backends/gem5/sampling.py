@@ -35,6 +35,14 @@ from dataclasses import dataclass
 # The cause gem5 gives a core's instruction stop: ExitEvent.MAX_INSTS in gem5's stdlib.
 STOP_CAUSE = "a thread reached the max instruction count"
 
+# How many instructions short of its target a core may be when its stop fires. gem5 counts
+# from its instruction-event queue's "now", which simple cores update before an
+# instruction executes (O3 cores after it commits): a stop scheduled right after an
+# instruction is one short of the count its core reports, and fires at the start of a
+# macro-op's last micro-op, before that counts. With the stop taken as reached one early,
+# its exit may come later and is passed over.
+SLACK = 1
+
 # The phases, and the cores ("side") each runs on.
 FUNCTIONAL, WARMUP, MEASURE = "functional", "warmup", "measure"
 SIDE = {FUNCTIONAL: "atomic", WARMUP: "detailed", MEASURE: "detailed"}
@@ -46,7 +54,7 @@ SIDE = {FUNCTIONAL: "atomic", WARMUP: "detailed", MEASURE: "detailed"}
 # costs a switch, a drain and detailed speed). smarts-default gives 10 windows per 10 M
 # instructions of region; smarts-dense 10 per 2.5 M, for short regions.
 PRESETS = {"smarts-default": (1_000_000, 20_000, 10_000),
-           "smarts-dense": (250_000, 10_000, 5_000)}
+           "smarts-dense": (250_000, 10_000, 10_000)}
 # A region with fewer windows than this gives no usable confidence interval: the campaign
 # layer refuses it (schedlab.runs).
 MIN_WINDOWS = 10
@@ -182,9 +190,11 @@ class SamplingSchedule:
         return distances
 
     def on_stop(self, counts: list[int]) -> Step | None:
-        """A core reached an instruction stop; ``counts`` are the counts of the cores now
-        in. None: not one this round waits for (an older round's, or a second exit at the
-        same tick). A Step otherwise: the round ended, perhaps the phase too."""
+        """A core reached an instruction stop (or a slice of simulated time ended: a stop
+        whose exit gem5 swallowed, e.g. while draining for a switch, is found there);
+        ``counts`` are the counts of the cores now in. None: no stop this round waits for
+        was reached (an older round's stop, or a second exit at the same tick). A Step
+        otherwise: the round ended, perhaps the phase too."""
         reached = self._forget(counts)
         if not any(self.live.get((self.side, cpu)) in targets
                    for cpu, targets in reached.items()):
@@ -236,8 +246,8 @@ class SamplingSchedule:
         for (side, cpu), targets in self.pending.items():
             if side != self.side:
                 continue
-            hit = [t for t in targets if t <= counts[cpu]]
+            hit = [t for t in targets if t <= counts[cpu] + SLACK]
             if hit:
                 reached[cpu] = hit
-                targets[:] = [t for t in targets if t > counts[cpu]]
+                targets[:] = [t for t in targets if t > counts[cpu] + SLACK]
         return reached
