@@ -22,8 +22,10 @@ instruction count", :attr:`STOP_CAUSE`, scheduled with a core's
 what remains of a phase among the cores (the distances sum to the remainder, so the first
 core to reach its stop cannot carry the machine past the phase's end), in proportion to what
 each core committed in the previous round (an idle core gets 1), so a phase ends after a
-few rounds. Stops it no longer needs stay scheduled and fire later: it remembers every stop
-it scheduled, per core object, and tells those apart from the ones it waits for.
+few rounds; it ends within as many instructions of its length as there are cores (plus
+what the cores commit in the tick its last stop fired). Stops it no longer needs stay
+scheduled and fire later: it remembers every stop it scheduled, per core object, and
+tells those apart from the ones it waits for.
 
 This module runs inside gem5 (``configs/schedlab_gem5.py``): standard library only.
 """
@@ -42,6 +44,8 @@ STOP_CAUSE = "a thread reached the max instruction count"
 # macro-op's last micro-op, before that counts. With the stop taken as reached one early,
 # its exit may come later and is passed over.
 SLACK = 1
+# The shortest stop scheduled: one that is reached only once its core has moved.
+MIN_STOP = SLACK + 1
 
 # The phases, and the cores ("side") each runs on.
 FUNCTIONAL, WARMUP, MEASURE = "functional", "warmup", "measure"
@@ -77,10 +81,10 @@ class SamplingPlan:
 
     def __post_init__(self) -> None:
         if self.measure < 1 or self.warmup < 0:
-            raise ValueError(f"sampling needs measure >= 1 and warmup >= 0 instructions, "
-                             f"not {self.warmup} and {self.measure}")
+            raise ValueError(f"needs measure >= 1 and warmup >= 0 instructions, not "
+                             f"measure {self.measure} and warmup {self.warmup}")
         if self.period <= self.warmup + self.measure:
-            raise ValueError(f"sampling period {self.period} must exceed warmup + measure "
+            raise ValueError(f"the period {self.period} must exceed warmup + measure "
                              f"({self.warmup} + {self.measure}): the Atomic phase between "
                              f"windows would be empty")
 
@@ -203,7 +207,9 @@ class SamplingSchedule:
         self.weights = progress
         self.done += sum(progress)
         self.round_start = list(counts)
-        if self.done < self.budget:
+        # Too few instructions left to give every core a stop: no split can do better, so
+        # the phase ends here, that many short at most.
+        if self.budget - self.done >= self.cores * MIN_STOP:
             return Step()
         return self._next_phase()
 
@@ -229,15 +235,16 @@ class SamplingSchedule:
 
     def _split(self, remaining: int) -> dict[int, int]:
         """``remaining`` instructions split among the cores in proportion to their last
-        round's share (every core at least 1, so an idle core that wakes is seen). The sum
-        is ``remaining`` (at least one per core): the first core to reach its stop cannot
-        have carried the machine past the phase's end by more than a few instructions."""
+        round's share (every core at least MIN_STOP, so an idle core that wakes is seen).
+        The sum is ``remaining`` (or MIN_STOP per core): the first core to reach its stop
+        cannot have carried the machine past the phase's end by more than a few
+        instructions."""
         total = sum(self.weights) or 1
         first = max(range(self.cores), key=lambda c: self.weights[c])
-        out = {c: max(1, remaining * w // total) for c, w in enumerate(self.weights)
+        out = {c: max(MIN_STOP, remaining * w // total) for c, w in enumerate(self.weights)
                if c != first}
         # The core with the largest share takes what the others' shares leave.
-        out[first] = max(1, remaining - sum(out.values()))
+        out[first] = max(MIN_STOP, remaining - sum(out.values()))
         return dict(sorted(out.items()))
 
     def _forget(self, counts: list[int]) -> dict[int, list[int]]:
