@@ -510,7 +510,7 @@ class RunEvents:
                                          else {})} for w in r["windows"]]}
                    for r in self.sampled]
         data = {"plan": self.sampling.to_dict(), "cpu": self.cpu, "cpus": len(self.cpus),
-                "regions": regions}
+                "llc": self.plan.llc, "regions": regions}
         (self.outdir / "sampling.json").write_text(json.dumps(data, indent=1))
 
     def _rebase_attribution(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import shlex
 import shutil
@@ -275,6 +276,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         spec["fast_forward"] = request.fast_forward
     sampling = _sampling_plan(request)
     if sampling is not None:  # only when on, so other runs keep their ids
+        _check_windows_fit(request, machine, sampling)
         spec["sampling"] = sampling.to_dict()
     # What the backend adds is part of the run's identity too: results made with another
     # kernel command line or other gem5 model code must not be taken for this run's.
@@ -309,6 +311,25 @@ def _sampling_plan(request: RunRequest):
         return parse_sampling(request.sampling)
     except ValueError as e:
         raise UserError(str(e)) from None
+
+
+def _check_windows_fit(request: RunRequest, machine: MachineSpec, sampling) -> None:
+    """Refuse sampling where a job's region is expected to hold fewer than MIN_WINDOWS
+    windows (its instructions estimated as the campaign costs do: cachegrind's count, or
+    the duration at IPC 1): too few for a confidence interval. A region that turns out
+    shorter than estimated marks the run not ok instead (_results)."""
+    from schedlab.backends.gem5.sampling import MIN_WINDOWS
+    from schedlab.campaigns.cost import region_instructions
+    busy = min(machine.cores, 1 + len(request.background))
+    for job in request.jobs:
+        insts = region_instructions(job, machine.clock_hz, busy)
+        if insts < MIN_WINDOWS * sampling.period:
+            raise UserError(
+                f"--sampling {sampling.text()}: {job.workload} ({job.size}) has about "
+                f"{insts / 1e6:.1f} M instructions per region, room for "
+                f"{int(insts // sampling.period)} windows, not {MIN_WINDOWS}: give a "
+                f"period of at most {int(insts // MIN_WINDOWS)} (e.g. smarts-dense) or "
+                f"run it without sampling")
 
 
 def _backend_identity(machine: MachineSpec, plan: BoardPlan | None,
@@ -478,6 +499,9 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
                 mine = attribution[i].get(str(row.get("pid")))
                 if mine is not None:  # the job's main thread, charged at its switches
                     row["gem5_task"] = task_metrics(mine)
+    sampling = backend_info.pop("sampling", None)
+    if sampling is not None:
+        errors += _sampled_rows(rows, sampling)
     return {
         "run_id": prepared.run_id,
         "ok": not errors,
@@ -491,6 +515,45 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         "facts": report.facts,
         "jobs": rows,
     }
+
+
+def _sampled_rows(rows: list[dict], sampling: dict) -> list[str]:
+    """A sampled run's rows: IPC, CPI and misses per instruction of each region's measured
+    windows with their confidence intervals (``gem5``; the busiest CPU's IPC as for full
+    runs, and per CPU and per task in ``gem5_sampling``; with attribution the job's own in
+    ``gem5_task``). The region's statistics dump counts the Atomic and detailed cores
+    apart, so of it only the simulated time is kept and the misses over the whole region
+    per instruction of every core (``<cache>_mpki_region``: the misses-only estimate of
+    the functionally warmed caches, no sampling error). A region with fewer than
+    MIN_WINDOWS windows is a problem of the run."""
+    from schedlab.backends.gem5.sampling import MIN_WINDOWS
+    from schedlab.backends.gem5.sampling_stats import region_estimates, results_metrics
+    problems = []
+    regions = sampling.get("regions", [])
+    if len(regions) != len(rows):
+        problems.append(f"gem5 sampled {len(regions)} regions for {len(rows)} job results")
+    period = sampling["plan"]["period"]
+    for row, region in zip(rows, regions):
+        summary = region_estimates(region, sampling.get("llc", "llc"))
+        whole, insts = row.get("gem5", {}), summary["region_insts"]
+        metrics = {"sim_seconds": whole.get("sim_seconds", math.nan), "insts": insts}
+        for key, value in whole.items():
+            if key.endswith("_misses"):
+                metrics[key] = value
+                metrics[key[:-len("_misses")] + "_mpki_region"] = (
+                    1000.0 * value / insts if insts else math.nan)
+        row["gem5"] = {**metrics, **results_metrics(summary)}
+        row["gem5_sampling"] = summary
+        mine = summary["tasks"].get(str(row.get("pid")))
+        if mine is not None:
+            row["gem5_task"] = mine
+        if summary["windows"] < MIN_WINDOWS:
+            problems.append(
+                f"{row['job']} rep {row['rep']}: its region of {insts} instructions held "
+                f"{summary['windows']} sampled windows at a period of {period}, fewer than "
+                f"{MIN_WINDOWS}: its intervals are not usable; sample with a shorter period "
+                f"or run it without sampling")
+    return problems
 
 
 def request_to_data(request: RunRequest) -> dict:

@@ -21,7 +21,7 @@ from schedlab.guest.characterise import load_characterisation
 from schedlab.guest.workloads import get
 from schedlab.machine import load_machine
 from schedlab.paths import REPO
-from schedlab.runs import RunRequest
+from schedlab.runs import RunRequest, WorkloadRequest
 
 BENCH_RESULTS = REPO / "bench" / "results"
 QEMU_RUN_S = 30.0
@@ -69,24 +69,24 @@ def _relative_work(workload: str, size: str) -> float:
     return PAPER_SIZE_FACTOR if size.startswith("paper") else 1.0
 
 
+def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int) -> float:
+    """Estimated guest instructions of one region of interest of ``job`` (``busy``: the
+    CPUs kept busy)."""
+    measured = load_characterisation().get(job.workload, {})
+    count = next((m["instructions"] for m in measured.values()), None)
+    if count is not None and job.size != "smoke":
+        count *= _relative_work(job.workload, job.size)
+    if job.duration is not None:
+        region = job.duration * clock_hz * busy * ASSUMED_IPC
+        return min(region, count) if count else region
+    if count is not None:
+        return count          # cachegrind counts every thread of the program
+    return UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
+
+
 def _instructions(request: RunRequest, clock_hz: int, cores: int) -> float:
-    chars = load_characterisation()
     busy = min(cores, 1 + len(request.background))
-    total = 0.0
-    for job in request.jobs:
-        measured = chars.get(job.workload, {})
-        count = next((m["instructions"] for m in measured.values()), None)
-        if count is not None and job.size != "smoke":
-            count *= _relative_work(job.workload, job.size)
-        if job.duration is not None:
-            region = job.duration * clock_hz * busy * ASSUMED_IPC
-            total += job.reps * (min(region, count) if count else region)
-        elif count is not None:
-            # cachegrind counts every thread of the program.
-            total += job.reps * count
-        else:
-            total += job.reps * UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
-    return total
+    return sum(job.reps * region_instructions(job, clock_hz, busy) for job in request.jobs)
 
 
 def run_host_seconds(request: RunRequest) -> float:
