@@ -303,6 +303,92 @@ if __name__ != "__main__":
         assert sum(t["cycles"] for t in region.values()) == 4 * 2 * 2000
         assert sum(t["insts"] for t in region.values()) == 4 * (1000 + 2000)
 
+    STOP = "a thread reached the max instruction count"   # ExitEvent.MAX_INSTS
+
+    def test_sampled_region_switches_measures_and_attributes(tmp_path):
+        # Period 20 000, warm-up 6000, measured 6000 instructions of both CPUs together.
+        # Every exit is a step: CPU 0 commits 1000, CPU 1 2000 instructions, on whichever
+        # cores are in (all core objects count, switched in or out: the stand-in's clock).
+        scenario = [["m5_workbegin instruction encountered", 0],           # step 1
+                    [STOP, 0], [STOP, 0],                                  # 2, 3
+                    ["m5_fail instruction encountered", (42 << 8) | 1],    # 4
+                    [STOP, 0], [STOP, 0], [STOP, 0], [STOP, 0], [STOP, 0],  # 5-9
+                    [STOP, 0], [STOP, 0], [STOP, 0], [STOP, 0],            # 10-13
+                    ["m5_workend instruction encountered", 0],             # 14
+                    [STOP, 0],                                             # 15
+                    ["m5_fail instruction encountered", (43 << 8) | 0],    # 16
+                    ["m5_fail instruction encountered", (44 << 8) | 1],    # 17
+                    ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", scenario, ff=True, attribute=True,
+                  sampling="20000,6000,6000")
+        assert d["status"] == 0 and d["left"] == 0
+        atomic, o3 = "X86AtomicSimpleCPU", "X86O3CPU"
+        # The functional phase (8000) split evenly, then 2000 left split 1 : 2 (CPU 1
+        # reached its stop at step 3 after 2000 + 4000); at step 5 both are reached: the
+        # warm-up's 6000 split 1 : 2 on the O3 cores, reached at step 7, the measured
+        # window's 6000 likewise (steps 7-9); back on the Atomic cores 8000 split 1 : 2,
+        # reached at step 12; the second warm-up is cut short by the region's end.
+        # (The statistics are reset at workbegin and dumped at workend, as without sampling.)
+        assert d["calls"] == [
+            ["instantiate", str(tmp_path / "cpt")], ["stats.reset"],
+            ["stop", atomic, 4000], ["stop", atomic, 4000],
+            ["stop", atomic, 666], ["stop", atomic, 1334],
+            ["switchCpus", [o3, o3]], ["stop", o3, 2000], ["stop", o3, 4000],
+            ["stop", o3, 2000], ["stop", o3, 4000],
+            ["switchCpus", [atomic, atomic]], ["stop", atomic, 2666], ["stop", atomic, 5334],
+            ["switchCpus", [o3, o3]], ["stop", o3, 2000], ["stop", o3, 4000],
+            ["stats.dump"], ["switchCpus", [atomic, atomic]]]
+        ev = events(d)
+        assert [e["event"] for e in ev] == ["instantiated", "workbegin", "workend",
+                                            "switched", "exit"]
+        assert ev[2]["windows"] == 1 and ev[3]["cpu"] == "atomic"
+        region = d["sampling"]["regions"][0]
+        assert d["sampling"]["plan"] == {"period": 20000, "warmup": 6000, "measure": 6000,
+                                         "unit": "instructions committed by all cores "
+                                                 "together"}
+        assert d["sampling"]["llc"] == "l2" and d["sampling"]["cpus"] == 2
+        # 13 steps of 3000 on each side's core objects (Atomic and O3) = 78 000; 6 rounds;
+        # 7 exits passed over: steps 2, 6, 8, 10, 11 and 13 reached no stop of their
+        # round, and step 15 came after the region.
+        assert {k: region[k] for k in ("start_tick", "end_tick", "insts", "cut_short",
+                                        "rounds", "stale_stops", "switches")} == {
+            "start_tick": 1000, "end_tick": 14000, "insts": 78000, "cut_short": "warmup",
+            "rounds": 6, "stale_stops": 7, "switches": 3}
+        assert 0 <= region["switch_host_s"] <= region["host_s"]
+        assert 0 <= region["detailed_host_s"] <= region["host_s"]
+        [window] = region["windows"]
+        # Steps 7-9 on the O3 cores: 2 steps; CPU 1's L2 requestor is the fourth (4 a
+        # step), CPU 0's the third.
+        assert (window["start_tick"], window["end_tick"]) == (7000, 9000)
+        basic = ("insts", "cycles", "l1d_misses", "l1i_misses", "llc_misses")
+        assert {c: {k: v[k] for k in basic} for c, v in window["cpus"].items()} == {
+            "0": {"insts": 2000.0, "cycles": 4000.0, "l1d_misses": 6.0, "l1i_misses": 6.0,
+                  "llc_misses": 6.0},
+            "1": {"insts": 4000.0, "cycles": 4000.0, "l1d_misses": 6.0, "l1i_misses": 6.0,
+                  "llc_misses": 8.0}}
+        # No switch inside the window: each CPU's share goes to the task its next switch
+        # names, after the region (43 on CPU 0, 44 on CPU 1).
+        assert {p: {k: t[k] for k in ("switches", "insts", "cycles", "llc_misses")}
+                for p, t in window["tasks"].items()} == {
+            "43": {"switches": 0, "insts": 2000.0, "cycles": 4000.0, "llc_misses": 6.0},
+            "44": {"switches": 0, "insts": 4000.0, "cycles": 4000.0, "llc_misses": 8.0}}
+        # The region's attribution spans the switches between core models (handover):
+        # pid 43 ran CPU 0 for the region's 13 steps, 7 on Atomic cores (requestor 1 a
+        # step) and 6 on O3 cores (3 a step); pid 44 CPU 1 from step 4 on, 4 Atomic
+        # steps (2) and 6 O3 steps (4).
+        r = d["attribution"]["regions"][0]
+        assert {p: (t["insts"], t["cycles"], t["llc_misses"]) for p, t in r.items()} == {
+            "42": (6000.0, 6000.0, 6.0), "43": (13000.0, 26000.0, 25.0),
+            "44": (20000.0, 20000.0, 32.0)}
+
+    def test_sampling_needs_fast_forward_and_inst_stops_need_sampling(tmp_path):
+        d = drive(tmp_path, "run", "o3", [], sampling="20000,6000,6000")
+        assert d["status"] == 2 and d["calls"] == []
+        d = drive(tmp_path, "run", "o3", [["slice", 0], [STOP, 0]], ff=True)
+        assert d["status"] == 2
+        assert events(d)[-1] == {"event": "abnormal", "cause": STOP,
+                                 "tick": 10 ** 9 + 1000, "code": 0}
+
     def test_run_without_fast_forward_resets_and_dumps_at_work_items(tmp_path):
         d = drive(tmp_path, "run", "timing", [["workbegin", 0], ["workend", 0],
                                               ["checkpoint", 0],
