@@ -33,10 +33,15 @@ CACHES = ("l1d", "l1i", "llc")
 
 
 def t_quantile(p: float, df: int) -> float:
-    """The p quantile of Student's t with ``df`` degrees of freedom (Hill's 1970
-    expansion around the normal quantile: within 0.1 % of the tables from df = 3 up)."""
+    """The p quantile of Student's t with ``df`` degrees of freedom: exact for 1 and 2,
+    else Hill's (1970) expansion around the normal quantile, within 0.11 % of the tables
+    from df = 3 up (0.01 % from df = 9)."""
     if df < 1:
         raise ValueError("a t quantile needs at least one degree of freedom")
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
     z = NormalDist().inv_cdf(p)
     g1 = (z ** 3 + z) / 4
     g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
