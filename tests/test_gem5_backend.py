@@ -230,10 +230,11 @@ def test_gem5_side_code_compiles_and_its_imports_resolve():
     for path in loaded:
         compile(path.read_text(), str(path), "exec")
     assert problems == []
-    # Of this package, gem5 loads the plan and attribution modules (and their packages);
-    # gem5's embedded Python has nothing but the standard library for them.
+    # Of this package, gem5 loads the plan, attribution and sampling modules (and their
+    # packages); gem5's embedded Python has nothing but the standard library for them.
     ours = {p.relative_to(REPO).as_posix() for p in loaded if "schedlab" in p.parts}
-    assert {"schedlab/backends/gem5/plan.py", "schedlab/backends/gem5/attribution.py"} <= ours
+    assert {"schedlab/backends/gem5/plan.py", "schedlab/backends/gem5/attribution.py",
+            "schedlab/backends/gem5/sampling.py"} <= ours
     for rel in ours:
         tree = ast.parse((REPO / rel).read_text())
         for node in ast.walk(tree):

@@ -1,10 +1,10 @@
 """What gem5's embedded Python loads from this repository, tested without gem5.
 
 gem5 runs configs/schedlab_gem5.py with its own Python, which has the standard library and
-gem5's modules, not our virtual environment. The script and its components import two
-modules of schedlab (the board plan and the per-task attribution): those must import with
-the standard library alone, and every name configs/ imports from schedlab or from its own
-files must exist. (gem5's side of the imports is checked by tests/test_gem5_configs_dry.py,
+gem5's modules, not our virtual environment. The script and its components import three
+modules of schedlab (the board plan, the per-task attribution and the sampling schedule):
+those must import with the standard library alone, and every name configs/ imports from
+schedlab or from its own files must exist. (gem5's side of the imports is checked by tests/test_gem5_configs_dry.py,
 with a gem5 source tree.)
 """
 
@@ -22,7 +22,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "configs"
 # The schedlab modules gem5's Python may load (with their packages' __init__ files).
-EMBEDDED = ("schedlab.backends.gem5.plan", "schedlab.backends.gem5.attribution")
+EMBEDDED = ("schedlab.backends.gem5.plan", "schedlab.backends.gem5.attribution",
+            "schedlab.backends.gem5.sampling")
 
 
 def _config_files() -> list[Path]:
