@@ -240,6 +240,9 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         raise UserError(f"{M5_SWITCH_SYSCTL} is set by --attribute-tasks (gem5 only); on any "
                         f"other machine the guest kernel would execute an undefined instruction")
     sysctl = tuple(sorted(sysctl_wanted.items()))
+    sampling = _sampling_plan(request)
+    if sampling is not None:
+        _check_windows_fit(request, machine, sampling)
     boot_args = [*policy.get("boot_args", []), *request.boot_args]
     if request.backend == "qemu" and request.numa_from == "kernel" and len(machine.nodes) > 1:
         boot_args += numa.numa_boot_args(
@@ -274,9 +277,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         spec["overlay"] = Payload(trees=overlays).identity()
     if request.backend == "gem5":
         spec["fast_forward"] = request.fast_forward
-    sampling = _sampling_plan(request)
     if sampling is not None:  # only when on, so other runs keep their ids
-        _check_windows_fit(request, machine, sampling)
         spec["sampling"] = sampling.to_dict()
     # What the backend adds is part of the run's identity too: results made with another
     # kernel command line or other gem5 model code must not be taken for this run's.

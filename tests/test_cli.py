@@ -59,6 +59,12 @@ def _one_line_error(proc, fragment: str) -> None:
      "priority in 1..99"),
     (["run", "--machine", "niagara", "--workload", "memlat", "--sysctl", "oops"],
      "not KEY=VALUE"),
+    (["run", "--machine", "clovertown-e5320-mup", "--workload", "memlat", "--backend", "qemu",
+      "--sampling", "smarts-dense"], "--sampling needs the gem5 backend"),
+    (["run", "--machine", "clovertown-e5320-mup", "--workload", "memlat", "--backend", "gem5",
+      "--sampling", "1M,10k"], "give PERIOD,WARMUP,MEASURE in instructions"),
+    (["run", "--machine", "clovertown-e5320-mup", "--workload", "memlat", "--backend", "gem5",
+      "--sampling", "smarts-default"], "room for 4 windows, not 10"),
     # The board plan's checks reach the user before gem5 is looked for.
     (["boot", "--machine", "westmere-x5660", "--set", "memory.size_per_node=100MiB"],
      "not a whole number of 32 MiB steps"),

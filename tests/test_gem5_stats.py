@@ -102,6 +102,33 @@ def test_task_attribution_between_switches():
     assert a.to_dict() == {}
 
 
+def test_task_attribution_across_core_switches_and_back_to_back_regions():
+    """A CPU that moves to other cores mid-turn carries its counts over (handover), and
+    regions that close before the CPU switches again (sampled windows) each get their
+    share when it finally does."""
+    from schedlab.backends.gem5.attribution import TaskAttribution
+    a = TaskAttribution()
+    a.rebase(0, {"insts": 100})                       # Atomic core: 100 so far
+    a.handover(0, {"insts": 150}, {"insts": 7})       # to a detailed core with its own 7
+    a.switch(0, 5, {"insts": 27})                     # pid 5: 50 + 20
+    assert a.to_dict() == {"5": {"switches": 1, "insts": 70}}
+    # Two windows, each closed with no switch inside: their shares are owed.
+    w = TaskAttribution()
+    w.rebase(0, {"insts": 0})
+    first = w.close_region({0: {"insts": 10}})
+    w.clear()
+    w.rebase(0, {"insts": 30})
+    second = w.close_region({0: {"insts": 45}})
+    w.switch(0, 9, {"insts": 60})                     # pid 9 ran through both
+    assert first == {9: {"switches": 0, "insts": 10}}
+    assert second == {9: {"switches": 0, "insts": 15}}
+    w.clear()
+    w.rebase(0, {"insts": 65})
+    third = w.close_region({0: {"insts": 70}})
+    w.settle_owed()                                   # no switch came: pid -1
+    assert third == {TaskAttribution.UNSETTLED: {"switches": 0, "insts": 5}}
+
+
 NUMA_FIXTURE = DATA / "roi-westmere-x5660-o3.txt.gz"
 
 

@@ -24,9 +24,11 @@ class TaskAttribution:
     def __init__(self) -> None:
         self.last: dict[int, dict[str, float]] = {}
         self.totals: dict[int, dict[str, float]] = {}
-        # Per CPU: a closed region's totals and the counters between the CPU's last switch
-        # and the region's end, owed to whichever task is running then (see close_region).
-        self.owed: dict[int, tuple[dict, dict[str, float]]] = {}
+        # Per CPU: closed regions' totals and the counters between the CPU's last switch
+        # and each region's end, owed to whichever task is running then (see
+        # close_region); several when regions close faster than the CPU switches (the
+        # measured windows of a sampled run).
+        self.owed: dict[int, list[tuple[dict, dict[str, float]]]] = {}
         # Per CPU: what it did on cores it has since left (handover), for its next switch.
         self.carried: dict[int, dict[str, float]] = {}
 
@@ -36,8 +38,7 @@ class TaskAttribution:
         return code >> 8, code & 0xFF
 
     def switch(self, cpu: int, prev_pid: int, counters: dict[str, float]) -> None:
-        if cpu in self.owed:
-            closed, residual = self.owed.pop(cpu)
+        for closed, residual in self.owed.pop(cpu, []):
             _add(closed.setdefault(prev_pid, {"switches": 0}), residual)
         base = self.last.get(cpu)
         if base is not None:
@@ -83,7 +84,7 @@ class TaskAttribution:
         for cpu, counters in counters_by_cpu.items():
             base = self.last.get(cpu)
             if base is not None:
-                self.owed[cpu] = (closed, self._since(cpu, base, counters))
+                self.owed.setdefault(cpu, []).append((closed, self._since(cpu, base, counters)))
             self.last[cpu] = dict(counters)
         self.totals = {}
         return closed
@@ -91,8 +92,9 @@ class TaskAttribution:
     def settle_owed(self) -> None:
         """At the end of the simulation: counters still owed (a CPU that never switched
         again) go to the UNSETTLED pseudo-task of their region, so totals still add up."""
-        for closed, residual in self.owed.values():
-            _add(closed.setdefault(self.UNSETTLED, {"switches": 0}), residual)
+        for owed in self.owed.values():
+            for closed, residual in owed:
+                _add(closed.setdefault(self.UNSETTLED, {"switches": 0}), residual)
         self.owed = {}
 
     def to_dict(self) -> dict:
