@@ -259,17 +259,25 @@ class RunEvents:
     def simulate(self) -> int:
         """Simulate until a handler returns the exit status."""
         handlers = self.handlers()
+        slice_end = None
         while True:
-            run_for = self.slice_ticks
-            if self.limit_tick is not None:
-                run_for = max(1, min(run_for, self.limit_tick - m5.curTick()))
-            self.slice_started = time.time()
-            ev = m5.simulate(run_for)
+            if slice_end is None:
+                # A slice runs to its end tick across the exits inside it: with task
+                # attribution the guest exits at every context switch, more often than a
+                # slice lasts, and a slice restarted at each exit would never end (no
+                # progress line, no host-time limit).
+                slice_end = m5.curTick() + self.slice_ticks
+                if self.limit_tick is not None:
+                    slice_end = min(slice_end, self.limit_tick)
+                self.slice_started = time.time()
+            ev = m5.simulate(max(1, slice_end - m5.curTick()))
             self.now, self.tick = time.time(), m5.curTick()
             try:
                 event = ExitEvent.translate_exit_status(ev.getCause())
             except NotImplementedError:
                 event = None
+            if event == ExitEvent.MAX_TICK:
+                slice_end = None
             status = handlers.get(event, self.on_unexpected)(ev)
             if status is not None:
                 return status

@@ -137,6 +137,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
     def simulate(ticks):
         assert ticks > 0
         clock["steps"] += 1
+        asked.append(ticks)
         cause, code = pending.pop(0)
         if cause == "slice":
             clock["tick"] += ticks
@@ -144,6 +145,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
         clock["tick"] += 1000
         return Exit(cause, code)
 
+    asked = []
     m5.instantiate = instantiate
     m5.simulate = simulate
     m5.curTick = lambda: clock["tick"]
@@ -186,6 +188,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
             lines.append([line])
     attribution, sampled = work / "attribution.json", work / "sampling.json"
     return {"status": status, "lines": lines, "calls": calls, "left": len(pending),
+            "asked": asked,
             "attribution": json.loads(attribution.read_text()) if attribution.exists() else None,
             "sampling": json.loads(sampled.read_text()) if sampled.exists() else None}
 
@@ -388,6 +391,19 @@ if __name__ != "__main__":
         assert d["status"] == 2
         assert events(d)[-1] == {"event": "abnormal", "cause": STOP,
                                  "tick": 10 ** 9 + 1000, "code": 0}
+
+    def test_a_slice_lasts_across_the_exits_inside_it(tmp_path):
+        # With attribution the guest exits at every context switch, more often than a slice
+        # ends; each exit must go on to the same slice end, or no slice would ever end (no
+        # progress line, no host-time limit).
+        switch = ["m5_fail instruction encountered", (42 << 8) | 1]
+        d = drive(tmp_path, "run", "o3", [["slice", 0], switch, switch, switch, ["slice", 0],
+                                          ["m5_exit instruction encountered", 0]],
+                  attribute=True)
+        assert d["status"] == 0 and d["left"] == 0
+        first, *inside, last = d["asked"][1:5]
+        assert inside == [first - 1000, first - 2000] and last == first - 3000
+        assert [line[0] for line in d["lines"]].count("schedlab-progress") == 2
 
     def test_run_without_fast_forward_resets_and_dumps_at_work_items(tmp_path):
         d = drive(tmp_path, "run", "timing", [["workbegin", 0], ["workend", 0],
