@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.backends.gem5.sampling import MIN_WINDOWS, SamplingPlan
+from schedlab.backends.gem5.sampling import MIN_STOP, MIN_WINDOWS, SamplingPlan
 from schedlab.backends.gem5.sampling_stats import (estimates, mean_ci, ratio_ci,
                                                    region_estimates, results_metrics,
                                                    t_quantile)
@@ -90,6 +90,56 @@ def test_region_estimates_per_cpu_machine_and_task():
     flat = results_metrics(s)
     assert flat["ipc"] == 0.5 and flat["l1d_mpki"] == 14 and flat["windows"] == 10
     assert flat["sampled"] == 1 and all(not isinstance(v, dict) for v in flat.values())
+
+
+# --------------------------------------------------------------- a real sampling.json
+# memlat (pid 56, pinned to CPU 0) beside bv_0 (pid 54) on clovertown-e5320-mup, O3 cores,
+# --sampling smarts-dense --attribute-tasks (tests/data/gem5/README.md). The same run
+# without sampling gave (its results.json): memlat's IPC 0.2025 and bv_0's 0.7835 (their
+# attributed cycles and instructions), CPU 0's IPC 0.2949, the machine's L1 D MPKI 119.34.
+FIXTURE = DATA / "sampling-clovertown-e5320-mup-memlat-bv0-o3.json"
+MEMLAT, BV0 = "56", "54"
+FULL = {"memlat_ipc": 0.2025, "bv0_ipc": 0.7835, "cpu0_ipc": 0.2949, "l1d_mpki": 119.34}
+
+
+def test_real_sampling_json_windows():
+    data = json.loads(FIXTURE.read_text())
+    assert data["plan"]["period"] == 250_000 and data["llc"] == "l2" and data["cpus"] == 2
+    [region] = data["regions"]
+    windows = region["windows"]
+    assert len(windows) == 34 and region["cut_short"] is None
+    assert region["switches"] == 68              # in and out for each window
+    for w in windows:
+        # Each window measured 10 000 instructions of both CPUs together, a few short (the
+        # schedule ends a phase when fewer are left than a shortest stop per CPU).
+        total = sum(c["insts"] for c in w["cpus"].values())
+        assert 10_000 - 2 * MIN_STOP <= total <= 10_000
+        # The tasks' shares add up to the CPUs' (each settled at the CPU's next switch).
+        for key in ("insts", "cycles", "l1d_misses", "llc_misses"):
+            assert (sum(t[key] for t in w["tasks"].values())
+                    == sum(c[key] for c in w["cpus"].values()))
+
+
+def test_real_sampling_json_estimates_hold_the_full_runs_numbers():
+    data = json.loads(FIXTURE.read_text())
+    [region] = data["regions"]
+    s = region_estimates(region, data["llc"])
+    # CPU 0 ran in 33 windows (memlat or bv_0), CPU 1 in 2: CPU 0 is the busiest.
+    assert s["busiest"] == "0" and s["cpus"]["0"]["windows"] == 33
+    cpu0 = [w["cpus"]["0"] for w in region["windows"] if w["cpus"]["0"]["insts"] > 0]
+    assert s["cpus"]["0"]["ipc"] == (sum(c["insts"] for c in cpu0)
+                                     / sum(c["cycles"] for c in cpu0))
+    assert s["tasks"][MEMLAT]["windows"] == 19 and s["tasks"][BV0]["windows"] == 14
+    # The detailed run's numbers lie inside the sampled 95 % intervals.
+    checks = {"memlat_ipc": s["tasks"][MEMLAT], "bv0_ipc": s["tasks"][BV0],
+              "cpu0_ipc": s["cpus"]["0"]}
+    for name, est in checks.items():
+        assert abs(est["ipc"] - FULL[name]) <= est["ipc_ci"], name
+    machine = s["machine"]
+    assert abs(machine["l1d_mpki"] - FULL["l1d_mpki"]) <= 1000 * machine["l1d_mpi_ci"]
+    # memlat alone on CPU 0 is the slow pointer chase; bv_0 runs at about 0.78.
+    assert s["tasks"][MEMLAT]["cpi"] == pytest.approx(5.05, abs=0.01)
+    assert s["tasks"][BV0]["ipc"] == pytest.approx(0.78, abs=0.01)
 
 
 # ------------------------------------------------------------------ the run's results
