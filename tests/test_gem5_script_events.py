@@ -384,6 +384,18 @@ if __name__ != "__main__":
             "42": (6000.0, 6000.0, 6.0), "43": (13000.0, 26000.0, 25.0),
             "44": (20000.0, 20000.0, 32.0)}
 
+    def test_a_stop_whose_exit_was_lost_is_found_at_a_slice_end(tmp_path):
+        # gem5's drain swallows exits: here no stop ever exits, and the slices' ends find
+        # the stops reached (each slice is a step: 1000 and 2000 instructions).
+        scenario = [["m5_workbegin instruction encountered", 0]] + [["slice", 0]] * 12 + [
+            ["m5_workend instruction encountered", 0], ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", scenario, ff=True, sampling="20000,6000,6000")
+        assert d["status"] == 0
+        switches = [c[1][0] for c in d["calls"] if c[0] == "switchCpus"]
+        assert switches[:3] == ["X86O3CPU", "X86AtomicSimpleCPU", "X86O3CPU"]
+        region = d["sampling"]["regions"][0]
+        assert len(region["windows"]) == 1 and region["stale_stops"] == 0
+
     def test_sampling_needs_fast_forward_and_inst_stops_need_sampling(tmp_path):
         d = drive(tmp_path, "run", "o3", [], sampling="20000,6000,6000")
         assert d["status"] == 2 and d["calls"] == []
