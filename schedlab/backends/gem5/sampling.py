@@ -17,15 +17,15 @@ the tasks run, and SMARTS's systematic sampling of one instruction stream carrie
 with that stream. The windows are synchronous (gem5 switches the whole processor).
 
 gem5 has no exit event on a machine-wide count, only per core ("a thread reached the max
-instruction count", :attr:`STOP_CAUSE`, scheduled with a core's
+instruction count", ExitEvent.MAX_INSTS, scheduled with a core's
 ``scheduleInstStopAnyThread``), and no way to cancel one. :class:`SamplingSchedule` splits
 what remains of a phase among the cores (the distances sum to the remainder, so the first
 core to reach its stop cannot carry the machine past the phase's end), in proportion to what
-each core committed in the previous round (an idle core gets 1), so a phase ends after a
-few rounds; it ends within as many instructions of its length as there are cores (plus
-what the cores commit in the tick its last stop fired). Stops it no longer needs stay
-scheduled and fire later: it remembers every stop it scheduled, per core object, and
-tells those apart from the ones it waits for.
+each core committed in the previous round (an idle core gets the shortest stop), so a
+phase ends after a round or two: short of its length by less than a shortest stop per
+core, past it by what the cores commit in the tick its last stop fired. Stops it no
+longer needs stay scheduled and fire later: it remembers every stop it scheduled, per core
+object, and tells those apart from the ones it waits for.
 
 This module runs inside gem5 (``configs/schedlab_gem5.py``): standard library only.
 """
@@ -33,9 +33,6 @@ This module runs inside gem5 (``configs/schedlab_gem5.py``): standard library on
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-# The cause gem5 gives a core's instruction stop: ExitEvent.MAX_INSTS in gem5's stdlib.
-STOP_CAUSE = "a thread reached the max instruction count"
 
 # How many instructions short of its target a core may be when its stop fires. gem5 counts
 # from its instruction-event queue's "now", which simple cores update before an
@@ -53,7 +50,7 @@ SIDE = {FUNCTIONAL: "atomic", WARMUP: "detailed", MEASURE: "detailed"}
 
 # Named schedules (period, warmup, measure in instructions of all cores). SMARTS measured
 # 1000-instruction units after 2000 of detailed warming, thousands of them per benchmark;
-# our regions are tens of millions of instructions, so windows are longer (10 000 measured
+# our regions are millions of instructions, so windows are longer (10 000 measured
 # instructions keep a window's CPI from being one cache miss's noise) and rarer (a window
 # costs a switch, a drain and detailed speed). smarts-default gives 10 windows per 10 M
 # instructions of region; smarts-dense 10 per 2.5 M, for short regions.
