@@ -141,8 +141,8 @@ def test_rounds_per_phase_are_few_whichever_core_is_busy():
 
 
 def test_a_migrating_task_does_not_stall_the_schedule():
-    # The busy task moves to another core every 25 exits: the first round after a move
-    # gives the new core one instruction, which it reaches at once.
+    # The busy task moves to another core every 25 exits: the round after a move gave
+    # the new core the shortest stop, which it reaches at once.
     m = Machine(4)
     log = drive(PLAN, m, lambda i: [0] * (i // 25 % 4) + [5] + [0] * (3 - i // 25 % 4),
                 exits=100)
@@ -197,7 +197,7 @@ def test_stops_of_earlier_rounds_and_of_the_other_side():
     assert s.on_stop([1, 0]) == Step()            # core 0's 2, one early
 
 
-def test_switches_and_windows_in_order_and_a_stop_of_the_atomic_side_later():
+def test_switches_and_windows_in_order_on_each_sides_own_counts():
     plan = SamplingPlan(1000, 100, 50)
     s = SamplingSchedule(plan, 1)
     s.begin()
