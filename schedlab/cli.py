@@ -157,6 +157,14 @@ def backend_options(command):
     return command
 
 
+sampling_option = click.option(
+    "--sampling", default=None, metavar="U,W,D|PRESET",
+    help="gem5: sampled detailed simulation: inside the region Atomic cores keep the caches "
+         "warm and every U instructions (of all cores) W warm-up and D measured instructions "
+         "run on --cpu cores; IPC and MPI with confidence intervals. Presets: "
+         + ", ".join(SAMPLING_PRESETS) + " (configs/README.md, Sampling).")
+
+
 def _best_backend() -> str:
     return "gem5" if os.environ.get("GEM5") else "qemu"
 
@@ -202,12 +210,7 @@ def _best_backend() -> str:
                    "the workload (--no-fast-forward: --cpu cores throughout).")
 @click.option("--overlay", "overlays", multiple=True, metavar="DIR",
               help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
-@click.option("--sampling", default=None, metavar="U,W,D|PRESET",
-              help="gem5: sampled detailed simulation: inside the region Atomic cores keep "
-                   "the caches warm and every U instructions (of all cores) W warm-up and D "
-                   "measured instructions run on --cpu cores; IPC and MPI with confidence "
-                   "intervals. Presets: " + ", ".join(SAMPLING_PRESETS)
-                   + " (configs/README.md, Sampling).")
+@sampling_option
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
         sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
         numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, overlays,
@@ -380,10 +383,11 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time
                    "elapsed time, on QEMU); a wrong name lists the columns there are.")
 @click.option("--name", default=None,
               help="Names the table and figure (default: MACHINE--KEYS).")
+@sampling_option
 @campaign_options
 def sweep(machine_name, machines_file, settings, workload_names, policy, backend, cpu, size,
-          reps, cpus, duration, extra_args, attribute_tasks, metric, name, jobs, executor,
-          partition, time_limit_min, dry_run):
+          reps, cpus, duration, extra_args, attribute_tasks, sampling, metric, name, jobs,
+          executor, partition, time_limit_min, dry_run):
     """Run a grid of machine parameters (and policies) and plot a metric over it.
 
     Every combination of the swept values is one run, through the same executors as
@@ -401,7 +405,7 @@ def sweep(machine_name, machines_file, settings, workload_names, policy, backend
     definition = Sweep(
         name=name or default_name(load_machine(machine).name, axes), machine=machine,
         axes=axes, fixed=fixed, backend=backend, cpu=cpu, attribute_tasks=attribute_tasks,
-        policy=None if policy and "," in policy else policy,
+        sampling=sampling, policy=None if policy and "," in policy else policy,
         jobs=_workload_requests(workload_names, size=size, reps=reps, cpus=cpus,
                                 extra_args=extra_args, duration=duration))
     requests = definition.requests()

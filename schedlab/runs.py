@@ -240,9 +240,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         raise UserError(f"{M5_SWITCH_SYSCTL} is set by --attribute-tasks (gem5 only); on any "
                         f"other machine the guest kernel would execute an undefined instruction")
     sysctl = tuple(sorted(sysctl_wanted.items()))
-    sampling = _sampling_plan(request)
-    if sampling is not None:
-        _check_windows_fit(request, machine, sampling)
+    sampling = check_sampling(request, machine)
     boot_args = [*policy.get("boot_args", []), *request.boot_args]
     if request.backend == "qemu" and request.numa_from == "kernel" and len(machine.nodes) > 1:
         boot_args += numa.numa_boot_args(
@@ -296,8 +294,8 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
                        payload)
 
 
-def _sampling_plan(request: RunRequest):
-    """The request's sampling schedule, checked against its backend and cores."""
+def sampling_plan(request: RunRequest):
+    """The request's sampling schedule (or None), checked against its backend and cores."""
     if request.sampling is None:
         return None
     from schedlab.backends.gem5.sampling import parse_sampling
@@ -314,13 +312,17 @@ def _sampling_plan(request: RunRequest):
         raise UserError(str(e)) from None
 
 
-def _check_windows_fit(request: RunRequest, machine: MachineSpec, sampling) -> None:
-    """Refuse sampling where a job's region is expected to hold fewer than MIN_WINDOWS
-    windows (its instructions estimated as the campaign costs do: cachegrind's count, or
-    the duration at IPC 1): too few for a confidence interval. A region that turns out
-    shorter than estimated marks the run not ok instead (_results)."""
+def check_sampling(request: RunRequest, machine: MachineSpec):
+    """The request's sampling schedule (or None), refused where it cannot hold: off gem5,
+    without detailed cores, or where a job's region is expected to hold fewer than
+    MIN_WINDOWS windows (its instructions estimated as the campaign costs do: cachegrind's
+    count, or the duration at IPC 1), too few for a confidence interval. A region that
+    turns out shorter than estimated marks the run not ok instead (_sampled_rows)."""
     from schedlab.backends.gem5.sampling import MIN_WINDOWS
     from schedlab.campaigns.cost import region_instructions
+    sampling = sampling_plan(request)
+    if sampling is None:
+        return None
     busy = min(machine.cores, 1 + len(request.background))
     for job in request.jobs:
         insts = region_instructions(job, machine.clock_hz, busy)
@@ -331,6 +333,7 @@ def _check_windows_fit(request: RunRequest, machine: MachineSpec, sampling) -> N
                 f"{int(insts // sampling.period)} windows, not {MIN_WINDOWS}: give a "
                 f"period of at most {int(insts // MIN_WINDOWS)} (e.g. smarts-dense) or "
                 f"run it without sampling")
+    return sampling
 
 
 def _backend_identity(machine: MachineSpec, plan: BoardPlan | None,
@@ -425,7 +428,7 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
         # itself, so gem5's script must not add a second dump per work item.
         workitem_stats=False, attribute_tasks=req.attribute_tasks,
         fast_forward=req.fast_forward,
-        sampling=_sampling_plan(req).text() if req.sampling else None)
+        sampling=sampling_plan(req).text() if req.sampling else None)
     return Gem5Job(**{**fields, **changes})
 
 

@@ -17,8 +17,8 @@ from schedlab.backends.gem5.sampling_stats import (estimates, mean_ci, ratio_ci,
                                                    t_quantile)
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
-from schedlab.runs import (RunRequest, WorkloadRequest, _check_windows_fit, _sampled_rows,
-                           _sampling_plan)
+from schedlab.runs import (RunRequest, WorkloadRequest, _sampled_rows, check_sampling,
+                           sampling_plan)
 
 DATA = Path(__file__).parent / "data" / "gem5"
 
@@ -181,19 +181,18 @@ def test_sampling_is_refused_where_it_cannot_hold():
                     jobs=(WorkloadRequest("memlat"),), sampling="smarts-dense")
         return RunRequest(**{**base, **kw})
     with pytest.raises(UserError, match="needs the gem5 backend"):
-        _sampling_plan(request(backend="qemu"))
+        sampling_plan(request(backend="qemu"))
     with pytest.raises(UserError, match="misses-only mode"):
-        _sampling_plan(request(cpu="atomic"))
+        sampling_plan(request(cpu="atomic"))
     with pytest.raises(UserError, match="must exceed warmup"):
-        _sampling_plan(request(sampling="1000,900,100"))
-    assert _sampling_plan(request(sampling=None)) is None
+        sampling_plan(request(sampling="1000,900,100"))
+    assert sampling_plan(request(sampling=None)) is None
     machine = load_machine("clovertown-e5320-mup")
     # memlat's smoke region is about 4.3 M instructions (cachegrind): room for 17 windows
     # of smarts-dense (250 k), 4 of smarts-default (1 M).
-    _check_windows_fit(request(), machine, _sampling_plan(request()))
-    plan = _sampling_plan(request(sampling="smarts-default"))
+    assert check_sampling(request(), machine) == SamplingPlan(250_000, 10_000, 10_000)
     with pytest.raises(UserError) as e:
-        _check_windows_fit(request(sampling="smarts-default"), machine, plan)
+        check_sampling(request(sampling="smarts-default"), machine)
     assert str(e.value) == (
         "--sampling 1000000,20000,10000: memlat (smoke) has about 4.3 M instructions per "
         "region, room for 4 windows, not 10: give a period of at most 426811 (e.g. "
@@ -202,4 +201,4 @@ def test_sampling_is_refused_where_it_cannot_hold():
     # the busy CPU (10 ms at 1.86 GHz: 18.6 M instructions).
     long = request(sampling="smarts-default",
                    jobs=(WorkloadRequest("./prog.c", duration=0.01),))
-    _check_windows_fit(long, machine, SamplingPlan(1_000_000, 20_000, 10_000))
+    assert check_sampling(long, machine) == SamplingPlan(1_000_000, 20_000, 10_000)

@@ -37,6 +37,15 @@ def test_grid_is_the_cartesian_product_in_the_order_given():
     assert load_machine(requests[-1].machine, requests[-1].overrides).cache("l2").sets == 8192
 
 
+def test_a_sampled_sweep_carries_its_schedule_and_refuses_one_that_cannot_hold():
+    import dataclasses
+    s = dataclasses.replace(_sweep(("l2.size=1MiB,2MiB",)), sampling="smarts-dense")
+    assert {r.sampling for r in s.requests()} == {"smarts-dense"}
+    with pytest.raises(UserError, match=r"^sweep point l2.size=1MiB: --sampling 1000000,"
+                                        r"20000,10000: memlat \(smoke\) has about 4.3 M"):
+        dataclasses.replace(s, sampling="smarts-default").requests()
+
+
 def test_policies_can_be_swept_too():
     s = _sweep(("l2.size=2MiB,4MiB",), "vanilla,no-affinity")
     assert [a.key for a in s.axes] == ["l2.size", POLICY]

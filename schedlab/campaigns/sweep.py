@@ -32,7 +32,7 @@ from schedlab.campaigns.experiment import check_definition
 from schedlab.campaigns.reproduce import run_requests
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
-from schedlab.runs import RunRequest, WorkloadRequest
+from schedlab.runs import RunRequest, WorkloadRequest, check_sampling
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
@@ -62,6 +62,7 @@ class Sweep:
     cpu: str = "o3"
     policy: str | None = None          # when policy is not swept
     attribute_tasks: bool = False
+    sampling: str | None = None        # gem5: "U,W,D" or a preset for every point
 
     def points(self) -> list[dict[str, str]]:
         """Every point of the grid, the first axis varying slowest."""
@@ -74,7 +75,7 @@ class Sweep:
         return RunRequest(machine=self.machine, jobs=self.jobs, backend=self.backend,
                           overrides=overrides, policy=point.get(POLICY, self.policy),
                           cpu=self.cpu, attribute_tasks=self.attribute_tasks,
-                          label=dict(point))
+                          sampling=self.sampling, label=dict(point))
 
     def requests(self) -> list[RunRequest]:
         """The runs, each point's machine validated first (its error names the point)."""
@@ -82,7 +83,7 @@ class Sweep:
         for point in self.points():
             request = self.request(point)
             try:
-                load_machine(request.machine, request.overrides)
+                check_sampling(request, load_machine(request.machine, request.overrides))
             except UserError as e:
                 where = " ".join(f"{k}={v}" for k, v in point.items())
                 raise UserError(f"sweep point {where}: {e}") from None
