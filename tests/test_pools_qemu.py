@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from scenario_guest import BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot, scenario_initramfs
+from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot, patched_kernel,
+                            scenario_initramfs)
 
-REPO = Path(__file__).resolve().parent.parent
 POOLTEST_C = Path(__file__).resolve().parent / "data" / "pooltest.c"
 EAGAIN, EINVAL, EBUSY = 11, 22, 16
 
@@ -121,11 +121,7 @@ def hector_smp() -> str:
 
 @pytest.fixture(scope="module")
 def kernel():
-    from schedlab.guest import kernel as K
-
-    if "sched_pools" not in (REPO / "kernel-patches" / "README.md").read_text():
-        pytest.skip("kernel-patches/ has no processor pool patches")
-    return K.build_kernel(progress=lambda s: None)
+    return patched_kernel("sched_pools", "processor pool")
 
 
 @pytest.fixture(scope="module")
