@@ -7,7 +7,7 @@ threads one by one), lets jobs grow or end, and prints where each thread runs, w
 ever ran elsewhere and whether sched_setaffinity() could move it. /init picks the scenario
 named on the kernel command line, sets the pools and reads back /proc/sched_pools and the
 tracepoints. QEMU says whether placement follows the rules (which CPU each thread gets), not
-what pools do to memory traffic. Each boot takes 20 to 90 s on a loaded 2-core host.
+what pools do to memory traffic. Each boot takes 15 to 60 s on a loaded 2-core host.
 """
 
 from __future__ import annotations
