@@ -28,6 +28,17 @@ T=/sys/kernel/tracing
 BOOT_TIMEOUT = 300
 BUSYBOX = Path("/bin/busybox")
 QEMU = shutil.which("qemu-system-x86_64")
+REPO = Path(__file__).resolve().parent.parent
+
+
+def patched_kernel(knob: str, what: str):
+    """The project's kernel (built once, then cached by content); the test is skipped when
+    kernel-patches/README.md does not mention ``knob``, i.e. the series has no ``what`` yet."""
+    from schedlab.guest import kernel as K
+
+    if knob not in (REPO / "kernel-patches" / "README.md").read_text():
+        pytest.skip(f"kernel-patches/ has no {what} patches")
+    return K.build_kernel(progress=lambda s: None)
 
 
 def scenario_initramfs(root: Path, init_script: str, sources: dict[str, tuple[str, list[str]]],

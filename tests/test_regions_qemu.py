@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot,
+from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot, patched_kernel,
                             scenario_initramfs)
 # sd_llc_id of the two caches QEMU's -smp 4,sockets=2,cores=2 gives the guest.
 LLCS = {0: [0, 1], 2: [2, 3]}
@@ -159,11 +158,7 @@ poweroff -f
 
 @pytest.fixture(scope="module")
 def kernel():
-    from schedlab.guest import kernel as K
-
-    if "sched_regions" not in (REPO / "kernel-patches" / "README.md").read_text():
-        pytest.skip("kernel-patches/ has no region scheduling patches")
-    return K.build_kernel(progress=lambda s: None)
+    return patched_kernel("sched_regions", "region scheduling")
 
 
 @pytest.fixture(scope="module")
