@@ -293,3 +293,35 @@ def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
                         ["sched_pools=on", "sched_pool_placement=spread"])
     assert (v["boot_pools"], v["boot_placement"], v["unparsed"]) == ("0", "2", "2"), \
         console[-3000:]
+
+
+@pytest.mark.timeout(1800)
+def test_study_4s_streams_run_as_pool_jobs_through_the_runner(tmp_path, monkeypatch):
+    """The way study 4's runs go: the streams driver under a pools policy (which appends
+    --pool-jobs 1) through the project's runner; every job's threads are placed in one pool
+    and released, and the driver itself is no job."""
+    import json
+    import re
+
+    from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    run_dir = execute(prepare(RunRequest(machine="hector", backend="qemu",
+                                         policy="pools-4-worst-fit",
+                                         jobs=(WorkloadRequest("streams", size="smoke"),))))
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    (job,) = res["jobs"]
+    trace = (run_dir / "artifacts" / "trace.txt").read_text()
+    placed = [m.groupdict() for m in re.finditer(
+        r"sched_pool_place: pid=(?P<pid>\d+) tgid=(?P<tgid>\d+) kind=(?P<kind>\w+) "
+        r"placement=worst-fit pool=(?P<pool>\d+) cpu=(?P<cpu>\d+)", trace)]
+    jobs: dict[str, list[dict]] = {}
+    for p in placed:
+        jobs.setdefault(p["tgid"], []).append(p)
+    # smoke: 2 streams x 6 kernels, each kernel a job of --threads 2.
+    assert len(jobs) == job["metrics"]["jobs"] == 12
+    for threads in jobs.values():
+        assert [t["kind"] for t in threads] == ["first", "expand"]
+        assert len({t["pool"] for t in threads}) == 1                  # one pool per job
+        assert all(4 <= int(t["cpu"]) <= 15 for t in threads)         # never station 0
+    assert trace.count("sched_pool_release:") == len(placed)

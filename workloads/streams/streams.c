@@ -7,16 +7,24 @@
  * the same kernel in lock-step), each job as `<bindir>/<app> --threads P`.  Kernels print
  * their own results (discarded here: their exit status is their check).  Output: one line
  * job.<stream>.<index>.<app>=<seconds> per job, then per-application and overall means.
+ *
+ * With --pool-jobs 1 every job this driver spawns is a job of the kernel's processor pools
+ * (PR_SCHED_POOLS_SPAWN, kernel-patches 0017-0021): its threads are placed in the pools and
+ * bound, one per processor, while the driver itself holds no processor.
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "wl.h"
 #include <pthread.h>
 
 extern char **environ;
+
+#define PR_SCHED_POOLS		0x504f4f4c
+#define PR_SCHED_POOLS_SPAWN	1
 
 #define MAX_APPS 16
 #define MAX_STREAMS 64
@@ -68,6 +76,7 @@ int main(int argc, char **argv)
 {
 	wl_prog = "streams";
 	char applist[1024] = "fft,hough,mm,neural,pde,simplex";
+	int pool_jobs = 0;
 	bindir[0] = 0;
 	WL_OPTS(argc, argv) {
 		if (WL_IS("--streams")) nstreams = (int)wl_int("--streams", WL_VAL, 1, MAX_STREAMS);
@@ -75,6 +84,7 @@ int main(int argc, char **argv)
 		else if (WL_IS("--repeat")) repeat = (int)wl_int("--repeat", WL_VAL, 1, 10000);
 		else if (WL_IS("--apps")) snprintf(applist, sizeof applist, "%s", WL_VAL);
 		else if (WL_IS("--bindir")) snprintf(bindir, sizeof bindir, "%s", WL_VAL);
+		else if (WL_IS("--pool-jobs")) pool_jobs = (int)wl_int("--pool-jobs", WL_VAL, 0, 1);
 		else WL_BAD();
 	}
 	for (char *tok = strtok(applist, ","); tok; tok = strtok(NULL, ",")) {
@@ -99,6 +109,10 @@ int main(int argc, char **argv)
 		if (access(path, X_OK))
 			wl_die("no kernel '%s' in %s (known: fft, hough, mm, neural, pde, simplex)", apps[a], bindir);
 	}
+	/* Jobs outside the pools would measure another scheduler: refuse to run without them */
+	if (pool_jobs && prctl(PR_SCHED_POOLS, PR_SCHED_POOLS_SPAWN, 0, 0, 0))
+		wl_die("--pool-jobs: the kernel refuses PR_SCHED_POOLS_SPAWN (%s): is it built with "
+		       "the pools patches and kernel.sched_pools = 1?", strerror(errno));
 	int njobs = repeat * napps;
 	struct stream st[MAX_STREAMS];
 	pthread_t tid[MAX_STREAMS];
