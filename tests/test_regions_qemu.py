@@ -1,4 +1,4 @@
-"""Region scheduling (kernel-patches 0012-0016) under QEMU: 4 vCPUs in two sockets, so the
+"""Region scheduling (kernel-patches 0012-0017) under QEMU: 4 vCPUs in two sockets, so the
 guest has two last-level caches, {0,1} and {2,3} (sd_llc_id 0 and 2).
 
 Each test boots the project's kernel with a small initramfs of busybox, memlat and
@@ -11,8 +11,8 @@ mapped as the policy says, threads micro-scheduled, counted), not what it does t
 memlat runs with two 1 MiB regions and switches between them every 2^20 accesses (about
 0.1 to 0.3 s under TCG): far longer than the merge threshold q, which is set to 1 ms so
 that the hinting faults of one region (tens of microseconds apart under TCG) stay below it.
-Regioning phases last 300 ms every second; teardown is off except in its own test. Each
-boot takes 15 to 60 s on a loaded 2-core host.
+Regioning phases last 300 ms every second; teardown is off except in its own test, and so
+is the revert rule. Each boot takes 15 to 60 s on a loaded 2-core host.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ echo "SCHEDTEST-BEGIN $TEST"
 dump() { echo "=== file $1"; cat "$2"; echo "=== end"; }
 knobs() {
     for k in regions region_policy region_merge_us region_period_ms region_phase_ms \
-             region_teardown_ms region_revert_rate; do
+             region_teardown_ms region_revert_rate region_favour; do
         echo "$1$k=$(cat /proc/sys/kernel/sched_$k)"
     done
 }
@@ -92,20 +92,27 @@ setup() {
     echo 1000 > /proc/sys/kernel/sched_region_period_ms
     echo 300 > /proc/sys/kernel/sched_region_phase_ms
     echo ${TEARDOWN:-0} > /proc/sys/kernel/sched_region_teardown_ms
+    echo ${REVERT:-0} > /proc/sys/kernel/sched_region_revert_rate
     echo > $T/trace
     echo 1 > $T/events/sched/sched_region_micro_schedule/enable
     echo 1 > $T/events/sched/sched_region_change/enable
 }
 MEMLAT="/memlat --access-time 1048576 --accesses 0"
 # Start memlats (sizes given), let them run $1 seconds, dump their state, stop them.
+# $STARTED is evaluated once they all started ($first: the first one's pid), $MIDWAY half-way.
 run() {
     secs=$1; shift
-    n=0; pids=""
+    n=0; pids=""; first=""
     for size in "$@"; do
         /regjoin $MEMLAT --region-size $size > /tmp/out$n 2>&1 &
-        pids="$pids $!"; n=$((n + 1))
+        pids="$pids $!"; n=$((n + 1)); first=${first:-$!}
     done
-    sleep $secs
+    [ -n "$STARTED" ] && eval "$STARTED"
+    if [ -n "$MIDWAY" ]; then
+        sleep $((secs / 2)); eval "$MIDWAY"; sleep $((secs - secs / 2))
+    else
+        sleep $secs
+    fi
     echo 0 > $T/events/sched/sched_region_micro_schedule/enable
     echo 0 > $T/events/sched/sched_region_change/enable
     n=0
@@ -141,6 +148,18 @@ teardown)
 balance)
     setup 1
     run 10 1MiB 1MiB 16KiB
+    ;;
+revert)
+    REVERT=1 setup 1
+    run 8 1MiB
+    ;;
+open)
+    setup 1
+    MIDWAY='taskset -p 0x3 $first; echo "pinned_at=$(cat /proc/uptime)"' run 8 1MiB
+    ;;
+favour)
+    setup 1
+    STARTED='echo $first > /proc/sys/kernel/sched_region_favour' run 10 1MiB 1MiB 1MiB
     ;;
 knobs)
     knobs boot_
@@ -213,6 +232,7 @@ def test_unification_maps_memlat_regions_to_both_caches_and_micro_schedules(kern
     assert len(big) == 2 and all(r["type"] == "local" for r in big), table
     assert {r["llc"] for r in big} == set(LLCS), table
     assert counters["merges"] > 0 and counters["local"] >= 2
+    assert counters["reverts"] == 0 and counters["opens"] == 0, counters
     # The thread followed its regions: micro-schedules, counted and traced, and migrations.
     assert counters["micro_schedules"] >= 4, counters
     assert int(v["trace_micro"]) >= counters["micro_schedules"] // 2, v
@@ -281,6 +301,60 @@ def test_largest_local_region_is_torn_down_and_regrouped(kernel, initramfs):
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_revert_rule_unmaps_the_regions_of_a_process_micro_scheduled_too_often(
+        kernel, initramfs):
+    # Unification micro-schedules memlat at each switch between its regions (several times
+    # a second here), more than kernel.sched_region_revert_rate = 1 allows.
+    v, files, console = boot(kernel, initramfs, "revert", ["policy=2"])
+    counters, table = regions(files["p0/sched_regions"])
+    assert counters["reverts"] >= 1, (counters, console[-3000:])
+    assert counters["micro_schedules"] >= 2, counters
+    # Reverted for ten periods (10 s), longer than the rest of the run: the regions stay,
+    # unmapped, and no cache holds a region of the process any more.
+    big = big_regions(table, REGION_PAGES)
+    assert big and all(r["type"] == "regular" and r["llc"] == -1 for r in big), table
+    assert counters["local"] == 0, counters
+    assert all(c["load"] == 0 and c["regions"] == 0
+               for c in caches(files["sched_regions"]).values()), files["sched_regions"]
+    assert int(v["trace_local"]) >= 1, v
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_a_region_is_opened_in_the_cache_of_a_thread_that_may_not_run_in_its_own(
+        kernel, initramfs):
+    # Unification maps memlat's regions one per cache; half-way through the run the process
+    # is pinned to cache 0's CPUs, so a touch of the region mapped to cache 2 cannot move
+    # the thread there: the region is re-mapped ("opened") to cache 0.
+    v, files, console = boot(kernel, initramfs, "open", ["policy=2"])
+    counters, table = regions(files["p0/sched_regions"])
+    assert counters["opens"] >= 1, (counters, console[-3000:])
+    big = big_regions(table, REGION_PAGES)
+    assert len(big) == 2 and all(r["type"] == "local" and r["llc"] == 0 for r in big), table
+    assert counters["micro_schedules"] >= 1, counters
+    cache = caches(files["sched_regions"])
+    assert cache[0]["regions"] >= 2 and cache[2]["regions"] == 0, cache
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_partitioning_favours_one_process_with_a_cache_of_its_own(kernel, initramfs):
+    # Three memlats under partitioning, the first favoured (kernel.sched_region_favour):
+    # its two regions get a cache alone, the four of the others share the other cache.
+    v, files, console = boot(kernel, initramfs, "favour", ["policy=3"])
+    procs = [regions(files[f"p{i}/sched_regions"]) for i in range(3)]
+    big = [big_regions(t, REGION_PAGES) for _, t in procs]
+    assert all(len(b) == 2 and all(r["type"] == "local" for r in b) for b in big), \
+        (procs, console[-3000:])
+    home = {r["llc"] for r in big[0]}
+    assert len(home) == 1, big[0]
+    (kept,) = home
+    others = [r for _, t in procs[1:] for r in t if r["type"] == "local"]
+    assert others and all(r["llc"] != kept for r in others), (kept, others)
+    assert f"favour: {v['p0_pid']} llc {kept}" in files["sched_regions"], files["sched_regions"]
+    cache = caches(files["sched_regions"])
+    assert cache[kept]["regions"] == sum(r["type"] == "local" for r in procs[0][1]), cache
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     v, files, console = boot(kernel, initramfs, "knobs",
                              ["sched_regions=enable", "sched_region_policy=partition"])
@@ -297,5 +371,5 @@ def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     assert (v["boot_regions"], v["boot_region_policy"]) == ("0", "1"), console[-3000:]
     assert v["unparsed"] == "2"
     assert (v["boot_region_merge_us"], v["boot_region_period_ms"], v["boot_region_phase_ms"],
-            v["boot_region_teardown_ms"], v["boot_region_revert_rate"]) == (
-        "100", "1000", "10", "10000", "0"), v
+            v["boot_region_teardown_ms"], v["boot_region_revert_rate"],
+            v["boot_region_favour"]) == ("100", "1000", "10", "10000", "0", "0"), v
