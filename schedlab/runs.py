@@ -141,7 +141,8 @@ class PreparedRun:
 
 
 def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
-               user_programs: dict[str, Path], for_background: bool = False) -> GuestJob:
+               user_programs: dict[str, Path], for_background: bool = False,
+               regions: str = "none") -> GuestJob:
     if req.sched not in SCHED_CLASSES:
         raise UserError(f"unknown scheduling class {req.sched!r}; choose one of "
                         + ", ".join(SCHED_CLASSES))
@@ -179,7 +180,16 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
     if req.warmup and for_background:
         raise UserError("a background workload has no region of interest to warm up for")
     return GuestJob(name, tuple(argv), req.reps, req.cpus, req.sched, req.prio,
-                    0 if for_background else duration_us, round(req.warmup * 1e6))
+                    0 if for_background else duration_us, round(req.warmup * 1e6), regions)
+
+
+def _job_spec(job: GuestJob) -> dict:
+    """A guest job as the spec records it; ``regions`` only when set, so runs without
+    region scheduling keep their ids."""
+    out = asdict(job)
+    if out["regions"] == "none":
+        del out["regions"]
+    return out
 
 
 def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
@@ -207,16 +217,18 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         _check_cpus(job.cpus, machine)
     user_programs: dict[str, Path] = {}
     policy_args = policy.get("workload_args", {})
+    regions = policy.get("regions", {})
     jobs: list[GuestJob] = []
     for req in request.jobs:
-        job = _guest_job(req, policy_args, user_programs)
+        job = _guest_job(req, policy_args, user_programs, regions=regions.get("jobs", "none"))
         # Unique names: artifacts are filed under the job name.
         taken = {j.name for j in jobs}
         name, n = job.name, 2
         while name in taken:
             name, n = f"{job.name}-{n}", n + 1
         jobs.append(dataclasses.replace(job, name=name))
-    background = tuple(_guest_job(j, {}, user_programs, for_background=True)
+    background = tuple(_guest_job(j, {}, user_programs, for_background=True,
+                                  regions=regions.get("background", "none"))
                        for j in request.background)
     # The run's payload: the workloads, the user's programs with the libraries of the
     # dynamically linked ones (as the host's ldd resolves them), the overlays.
@@ -258,8 +270,8 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         "policy": {"name": policy_name, **policy},
         "sysctl": [list(kv) for kv in sysctl],
         "boot_args": boot_args,
-        "jobs": [asdict(j) for j in jobs],
-        "background": [asdict(j) for j in background],
+        "jobs": [_job_spec(j) for j in jobs],
+        "background": [_job_spec(j) for j in background],
         "user_programs": {n: hash_file(p) for n, p in sorted(user_programs.items())},
         # The workloads come with the run, not in the image (schedlab.guest.payload).
         "workloads": workload_overlay.name,

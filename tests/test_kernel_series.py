@@ -28,6 +28,7 @@ CHECKPATCH_FILES = ("scripts/checkpatch.pl", "scripts/spelling.txt",
 # Written by the host: policies.toml's switches and schedlab's M5_SWITCH_SYSCTL
 # (--attribute-tasks on gem5).
 HOST_SYSCTLS = {"kernel.sched_cache_affinity", "kernel.sched_rt_task_affinity",
+                "kernel.sched_regions", "kernel.sched_region_policy",
                 "kernel.sched_pools", "kernel.sched_pool_cpus", "kernel.sched_pool_placement",
                 "kernel.sched_m5_switch"}
 

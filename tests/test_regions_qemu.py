@@ -373,3 +373,42 @@ def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     assert (v["boot_region_merge_us"], v["boot_region_period_ms"], v["boot_region_phase_ms"],
             v["boot_region_teardown_ms"], v["boot_region_revert_rate"],
             v["boot_region_favour"]) == ("100", "1000", "10", "10000", "0", "0"), v
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("policy", ["region-unify", "region-partition"])
+def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, monkeypatch,
+                                                                     policy):
+    """The way study 3's runs go: memlat under a region policy (whose launcher option makes
+    it join, prctl in its own process before it executes) on Clovertown's two L2 caches,
+    through the project's runner; the run's trace shows the process's regions mapped as the
+    policy says, and its micro-schedules."""
+    import json
+
+    from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    # The QEMU timings of the tests above (q = 1 ms, 300 ms phases, 2^20 accesses per visit).
+    sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"))
+    memlat = WorkloadRequest("memlat", size="paper", duration=6.0,
+                             args=("--region-size", "1MiB", "--access-time", str(2**20)))
+    prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu", policy=policy,
+                                  sysctl=sysctl, jobs=(memlat,)))
+    assert "--regions" in prepared.guest.render()
+    run_dir = execute(prepared)
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    (job,) = res["jobs"]
+    pid = job["pid"]
+    trace = (run_dir / "artifacts" / "trace.txt").read_text()
+    local = {int(m[1]): int(m[2]) for m in re.finditer(
+        rf"sched_region_change: tgid={pid} region=(\d+) type=local llc=(\d+) "
+        rf"pages=(\d{{3,}})", trace)}
+    micro = re.findall(rf"sched_region_micro_schedule: pid={pid} tgid={pid} ", trace)
+    if policy == "region-unify":
+        # memlat's two 1 MiB regions, one per cache, and the thread following them.
+        assert len(local) >= 2 and set(local.values()) == set(LLCS), (local, trace[-3000:])
+        assert len(micro) >= 4, trace[-3000:]
+    else:
+        # Favoured and alone: both regions in one cache, hardly any move.
+        assert len(local) >= 2 and len(set(local.values())) == 1, (local, trace[-3000:])
+        assert len(micro) <= 1, trace[-3000:]

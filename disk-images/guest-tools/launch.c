@@ -19,9 +19,14 @@
  * the warm-up runs on the Atomic cores, whose caches are the detailed cores' caches). If the
  * workload ends during the warm-up the result says "ended_in_warmup":true.
  *
+ * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
+ * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
+ * anything, and without its code knowing); with --regions favour it also becomes the process
+ * cache partitioning favours (kernel.sched_region_favour, kernel-patches 0017).
+ *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
- *               [--background] -- CMD [ARGS...]
+ *               [--regions none|join|favour] [--background] -- CMD [ARGS...]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/stat.h>
@@ -42,6 +48,10 @@
 #include "m5op.h"
 
 #define STDOUT_LIMIT (256 * 1024)
+/* kernel-patches 0012 */
+#define PR_SCHED_REGIONS 0x52474e53
+#define PR_SCHED_REGIONS_JOIN 0
+#define REGION_FAVOUR_SYSCTL "/proc/sys/kernel/sched_region_favour"
 
 static volatile pid_t stop_pid;
 static volatile sig_atomic_t stopped;
@@ -109,6 +119,22 @@ static int parse_policy(const char *name)
 	return -1;
 }
 
+/* In the workload's process, before it executes: join region scheduling, favoured or not. */
+static void join_regions(const char *mode)
+{
+	FILE *f;
+
+	if (!strcmp(mode, "none"))
+		return;
+	if (prctl(PR_SCHED_REGIONS, PR_SCHED_REGIONS_JOIN, 0, 0, 0))
+		die("prctl(PR_SCHED_REGIONS) (a kernel with region scheduling?)", strerror(errno));
+	if (strcmp(mode, "favour"))
+		return;
+	f = fopen(REGION_FAVOUR_SYSCTL, "w");
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+		die("cannot write " REGION_FAVOUR_SYSCTL, strerror(errno));
+}
+
 static int use_m5;
 
 static void m5(unsigned int func)
@@ -171,7 +197,7 @@ static void print_json_string(const char *s, size_t n)
 int main(int argc, char **argv)
 {
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
-	const char *m5_mode = "none", *out = NULL;
+	const char *m5_mode = "none", *out = NULL, *regions = "none";
 	int rep = 0, prio = 0, background = 0, i, fds[2];
 	long long duration_us = 0, warmup_us = 0;
 	int ended_in_warmup = 0;
@@ -209,6 +235,8 @@ int main(int argc, char **argv)
 			duration_us = atoll(val);
 		else if (!strcmp(opt, "--warmup-us"))
 			warmup_us = atoll(val);
+		else if (!strcmp(opt, "--regions"))
+			regions = val;
 		else
 			die("unknown option", opt);
 	}
@@ -223,6 +251,8 @@ int main(int argc, char **argv)
 		die("bad --cpus list", cpus);
 	if (strcmp(m5_mode, "none") && strcmp(m5_mode, "insn") && strcmp(m5_mode, "addr"))
 		die("unknown --m5 mode (none, insn, addr)", m5_mode);
+	if (strcmp(regions, "none") && strcmp(regions, "join") && strcmp(regions, "favour"))
+		die("unknown --regions mode (none, join, favour)", regions);
 	use_m5 = strcmp(m5_mode, "none") != 0;
 	if (!strcmp(m5_mode, "addr") && m5_use_addr())
 		die("cannot map the m5 op page", NULL);
@@ -233,6 +263,7 @@ int main(int argc, char **argv)
 			die("sched_setscheduler", strerror(errno));
 		if (cpus && sched_setaffinity(0, sizeof(set), &set))
 			die("sched_setaffinity", strerror(errno));
+		join_regions(regions);
 		execvp(argv[i + 1], argv + i + 1);
 		die("cannot run", argv[i + 1]);
 	}
@@ -280,6 +311,7 @@ int main(int argc, char **argv)
 			die("sched_setaffinity", strerror(errno));
 		if (out && chdir(out))
 			die("chdir", out);
+		join_regions(regions);
 		execvp(argv[i + 1], argv + i + 1);
 		die("cannot run", argv[i + 1]);
 	}

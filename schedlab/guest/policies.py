@@ -1,7 +1,8 @@
 """Scheduler policies a run can ask for: ``kernel-patches/policies.toml``, validated.
 
-Each policy names the sysctls, files (debugfs knobs), boot arguments, per-workload arguments
-and trace events the in-guest runner sets before the workload starts.
+Each policy names the sysctls, files (debugfs knobs), boot arguments, per-workload arguments,
+trace events and region-scheduling participation the in-guest runner sets before the
+workload starts.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from schedlab.errors import UserError
 from schedlab.paths import KERNEL_PATCHES
 
 POLICIES_FILE = KERNEL_PATCHES / "policies.toml"
-POLICY_KEYS = {"summary", "sysctl", "files", "boot_args", "workload_args", "trace_events"}
+POLICY_KEYS = {"summary", "sysctl", "files", "boot_args", "workload_args", "trace_events",
+               "regions"}
+# How a run's workloads take part in region scheduling (the launcher's --regions).
+REGION_MODES = ("none", "join", "favour")
 
 
 def load_policies(path: Path = POLICIES_FILE) -> dict[str, dict]:
@@ -52,6 +56,13 @@ def load_policies(path: Path = POLICIES_FILE) -> dict[str, dict]:
                 for v in per_workload.values()):
             raise UserError(f"{where}: 'workload_args' must map workload names to lists of "
                             f"strings, e.g. {{ mixer = [\"--declare-affinity\"] }}")
+        regions = table.get("regions", {})
+        if not isinstance(regions, dict) or not set(regions) <= {"jobs", "background"} or \
+                not all(v in REGION_MODES for v in regions.values()) or \
+                regions.get("background") == "favour":
+            raise UserError(f"{where}: 'regions' must map jobs and/or background to one of "
+                            f"{', '.join(REGION_MODES)} (favour: jobs only), e.g. "
+                            f"{{ jobs = \"favour\", background = \"join\" }}")
         for key in ("boot_args", "trace_events"):
             value = table.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

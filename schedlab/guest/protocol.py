@@ -37,6 +37,9 @@ class GuestJob:
     prio: int = 0
     duration_us: int = 0        # stop the workload (SIGTERM) this long after it started
     warmup_us: int = 0          # begin the region of interest (and the duration) this late
+    # Region scheduling (kernel-patches 0013, 0017): "join", "favour" (join and be the process
+    # cache partitioning favours) or "none"; the launcher does it in the workload's process.
+    regions: str = "none"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ def _placement(job: GuestJob) -> list[str]:
         opts += ["--duration-us", str(job.duration_us)]
     if job.warmup_us:
         opts += ["--warmup-us", str(job.warmup_us)]
+    if job.regions != "none":
+        opts += ["--regions", job.regions]
     return opts
 
 
