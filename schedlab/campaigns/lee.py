@@ -1,10 +1,15 @@
 """Study 3, region scheduling (Lee, Schwan): its experiments, defined and costed.
 
-Not runnable yet: every experiment needs region scheduling in the guest kernel (regions,
-working-set estimation, page-touch faults, micro-scheduling, the balancing, unification
-and partitioning policies), which is not written yet. The matrices below are the paper's,
-so the listing shows their size and cost; the policy names are those the scheduler will
-register. Machines: Clovertown X5365 (2 x 4 MB L2) and Westmere X5660 (2 x 12 MB L3).
+The guest kernel has region scheduling (kernel-patches 0012-0017: regions, working sets,
+page-touch faults, micro-scheduling, balancing, unification, partitioning that can favour
+one process, the revert rule) and ``policies.toml`` has the policies named below
+(``region-balance``, ``region-unify``, ``region-confine``, ``region-partition``), whose
+launcher option makes the run's workloads join. Not runnable yet: the matrices' run lengths
+are the paper's measurement windows, but regions are mapped only after the first regioning
+period (1 s by default, 100 ms at least), so each experiment still needs its regioning
+timings and a warm-up that lets the regions form before its region of interest. The cost
+of a micro-schedule (``lee-overheads``) is measured by bench/bench_regions.py meanwhile.
+Machines: Clovertown X5365 (2 x 4 MB L2) and Westmere X5660 (2 x 12 MB L3).
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from schedlab.campaigns.experiment import Experiment
 from schedlab.runs import RunRequest, WorkloadRequest
 
 MACHINES = ("clovertown-x5365", "westmere-x5660")
-MISSING = "needs region scheduling in the guest kernel (regions, page-touch faults, policies)"
+MISSING = ("needs regioning timings and a warm-up per experiment (regions are mapped only "
+           "after the first regioning period; kernel.sched_region_period_ms)")
 REPETITION = "memlat's traversal seed (--seed)"
 REPS = {"smoke": 2, "paper": 5}
 REGION_S = {"smoke": 0.02, "paper": 1.0}
