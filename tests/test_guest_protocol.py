@@ -27,6 +27,14 @@ def test_rendered_spec_passes_arguments_through_the_shell_unchanged():
     assert out[12] == "" and "nonce=n1" in out
 
 
+def test_a_job_joins_region_scheduling_through_the_launcher_only_when_asked():
+    plain = GuestSpec(nonce="n", jobs=(GuestJob("w", ("/bin/w",)),)).render()
+    assert "--regions" not in plain
+    spec = GuestSpec(nonce="n", jobs=(GuestJob("w", ("/bin/w",), regions="favour"),),
+                     background=(GuestJob("b", ("/bin/b",), regions="join"),)).render()
+    assert "--regions favour -- /bin/w" in spec and "--regions join -- /bin/b" in spec
+
+
 def test_trace_buffer_is_sized_per_backend():
     from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest, prepare
     sizes = {}

@@ -86,6 +86,18 @@ def test_policies_file_is_valid_and_covers_the_studies():
     for name, t in p.items():
         assert {"kernel.sched_cache_affinity", "kernel.sched_rt_task_affinity"} <= set(
             t.get("sysctl", {})), name
+    # Study 3's policies, with the names schedlab.campaigns.lee uses, make workloads join.
+    from schedlab.campaigns import lee
+    used = {r.policy for e in lee.EXPERIMENTS for r in e.matrix("smoke", "qemu")}
+    assert used - {"vanilla"} == {"region-balance", "region-unify", "region-confine",
+                                  "region-partition"}
+    for name, mode in (("region-balance", 1), ("region-unify", 2), ("region-confine", 3),
+                       ("region-partition", 3)):
+        assert p[name]["sysctl"]["kernel.sched_regions"] == 1, name
+        assert p[name]["sysctl"]["kernel.sched_region_policy"] == mode, name
+        assert p[name]["regions"]["background"] == "join", name
+    assert p["region-partition"]["regions"]["jobs"] == "favour"
+    assert p["region-confine"]["regions"]["jobs"] == "join"
     with pytest.raises(UserError, match="unknown policy"):
         policies.policy("nonsense")
 
@@ -98,6 +110,10 @@ def test_policy_validation_catches_mistakes(tmp_path):
     bad.write_text('[policy.x]\nsummary = "x"\nworkload_arg = ["--y"]\n')
     with pytest.raises(UserError, match="unknown key"):
         policies.load_policies(bad)
+    for regions in ('{ jobs = "yes" }', '{ background = "favour" }', '{ job = "join" }'):
+        bad.write_text(f'[policy.x]\nsummary = "x"\nregions = {regions}\n')
+        with pytest.raises(UserError, match="'regions'"):
+            policies.load_policies(bad)
 
 
 def _series() -> list[str]:
