@@ -28,13 +28,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_gem5 import measure  # noqa: E402
+from bench_gem5 import measure, record_options, reported_records, save_records  # noqa: E402
 from schedlab.backends.gem5.binary import probe  # noqa: E402
 from schedlab.campaigns import demarchi  # noqa: E402
 from schedlab.runs import execute, prepare  # noqa: E402
@@ -91,22 +90,15 @@ def table(records: list[dict]) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--json", type=Path, default=None, help="write the records here")
-    p.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
-                   help="only print the table of earlier runs' JSON files")
+    record_options(p)
     args = p.parse_args()
     if args.report:
-        print(table([r for f in args.report for r in json.loads(f.read_text())["records"]]))
+        print(table(reported_records(args.report)))
         return 0
     binary = probe()
     # Without first: the run with attribution is the campaign's, often made already.
     records = [record(False), record(True)]
-    if args.json:
-        tmp = args.json.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"gem5": binary.version, "gem5_hash": binary.hash,
-                                   "host": os.uname().nodename, "records": records},
-                                  indent=1))
-        tmp.replace(args.json)
+    save_records(args.json, binary, records)
     print(table(records))
     return 0
 

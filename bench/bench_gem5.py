@@ -56,6 +56,30 @@ def roi(events: list[dict]) -> tuple[int, float, int]:
             end["tick"] - begin["tick"])
 
 
+def save_records(path: Path | None, binary, records: list[dict], **extra) -> None:
+    """A benchmark's records with the gem5 binary and the host, written atomically (a
+    benchmark stopped half-way leaves no half-written file)."""
+    if path is None:
+        return
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"gem5": binary.version, "gem5_hash": binary.hash,
+                               "host": os.uname().nodename, "records": records, **extra},
+                              indent=1))
+    tmp.replace(path)
+
+
+def record_options(p: argparse.ArgumentParser) -> None:
+    """``--json`` (where the records go) and ``--report`` (tables of earlier records)."""
+    p.add_argument("--json", type=Path, default=None, help="write the records here")
+    p.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
+                   help="only print the table of earlier runs' JSON files")
+
+
+def reported_records(files: list[Path]) -> list[dict]:
+    """The records of earlier runs' JSON files (``--report``)."""
+    return [r for f in files for r in json.loads(f.read_text())["records"]]
+
+
 def measure(gem5_json: dict) -> dict:
     events = gem5_json["events"]
     inst = next(e for e in events if e["event"] == "instantiated")

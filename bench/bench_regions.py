@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -52,7 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_gem5 import measure  # noqa: E402
+from bench_gem5 import measure, record_options, reported_records, save_records  # noqa: E402
 from schedlab.backends.gem5.binary import probe  # noqa: E402
 from schedlab.machine import load_machine  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
@@ -140,21 +139,15 @@ def main() -> int:
                    help="memlat's simulated run time (default: %(default)s)")
     p.add_argument("--access-time", type=int, default=2**16,
                    help="memlat's accesses per region visit (default: %(default)s)")
-    p.add_argument("--json", type=Path, default=None, help="write the records here")
-    p.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
-                   help="only print the table of earlier runs' JSON files")
+    record_options(p)
     args = p.parse_args()
     if args.report:
-        print(table([r for f in args.report for r in json.loads(f.read_text())["records"]]))
-        return 0
-    binary = probe()
-    records = [record(args.machine, pol, args.seconds, args.access_time) for pol in POLICIES]
-    if args.json:
-        tmp = args.json.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"gem5": binary.version, "gem5_hash": binary.hash,
-                                   "host": os.uname().nodename, "records": records,
-                                   "derived": derive(records)}, indent=1))
-        tmp.replace(args.json)
+        records = reported_records(args.report)
+    else:
+        binary = probe()
+        records = [record(args.machine, pol, args.seconds, args.access_time)
+                   for pol in POLICIES]
+        save_records(args.json, binary, records, derived=derive(records))
     print(table(records))
     return 0
 

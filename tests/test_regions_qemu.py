@@ -219,13 +219,20 @@ def big_regions(table: list[dict], pages: int) -> list[dict]:
     return [r for r in table if 0.8 * pages <= r["pages"] <= 1.2 * pages + 8]
 
 
+def one_memlat(kernel, initramfs, test: str, policy: int):
+    """Boot scenario ``test`` (one memlat) under region policy ``policy``: the key=value
+    lines, the dumped files, the console, and the memlat's counters and regions."""
+    v, files, console = boot(kernel, initramfs, test, [f"policy={policy}"])
+    counters, table = regions(files["p0/sched_regions"])
+    return v, files, console, counters, table
+
+
 # ---------------------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_unification_maps_memlat_regions_to_both_caches_and_micro_schedules(kernel, initramfs):
-    v, files, console = boot(kernel, initramfs, "one", ["policy=2"])
-    counters, table = regions(files["p0/sched_regions"])
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "one", 2)
     assert counters["joined"] == 1 and counters["scans"] > 20, (counters, console[-3000:])
     big = big_regions(table, REGION_PAGES)
     # memlat's two arrays became two regions, mapped one per cache.
@@ -244,8 +251,7 @@ def test_unification_maps_memlat_regions_to_both_caches_and_micro_schedules(kern
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_partitioning_confines_both_regions_to_one_cache(kernel, initramfs):
-    v, files, console = boot(kernel, initramfs, "one", ["policy=3"])
-    counters, table = regions(files["p0/sched_regions"])
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "one", 3)
     big = big_regions(table, REGION_PAGES)
     assert len(big) == 2 and all(r["type"] == "local" for r in big), (table, console[-3000:])
     assert len({r["llc"] for r in big}) == 1, table
@@ -258,8 +264,7 @@ def test_partitioning_confines_both_regions_to_one_cache(kernel, initramfs):
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_feature_off_leaves_a_joined_process_alone(kernel, initramfs):
-    v, files, console = boot(kernel, initramfs, "off", ["policy=2"])
-    counters, table = regions(files["p0/sched_regions"])
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "off", 2)
     assert counters["joined"] == 1, console[-3000:]
     assert all(counters[k] == 0 for k in counters if k != "joined"), counters
     assert table == []
@@ -290,8 +295,7 @@ def test_balancing_bin_packs_two_large_and_one_small_process(kernel, initramfs):
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_largest_local_region_is_torn_down_and_regrouped(kernel, initramfs):
-    v, files, console = boot(kernel, initramfs, "teardown", ["policy=2"])
-    counters, table = regions(files["p0/sched_regions"])
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "teardown", 2)
     assert counters["teardowns"] >= 1, (counters, console[-3000:])
     # Forming memlat's two regions takes about 2 x 255 merges: more means the pages of a
     # torn-down region were merged again by later regioning phases. (The last teardown may
@@ -305,8 +309,7 @@ def test_revert_rule_unmaps_the_regions_of_a_process_micro_scheduled_too_often(
         kernel, initramfs):
     # Unification micro-schedules memlat at each switch between its regions (several times
     # a second here), more than kernel.sched_region_revert_rate = 1 allows.
-    v, files, console = boot(kernel, initramfs, "revert", ["policy=2"])
-    counters, table = regions(files["p0/sched_regions"])
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "revert", 2)
     assert counters["reverts"] >= 1, (counters, console[-3000:])
     assert counters["micro_schedules"] >= 2, counters
     # Reverted for ten periods (10 s), longer than the rest of the run: the regions stay,
@@ -325,8 +328,7 @@ def test_a_region_is_opened_in_the_cache_of_a_thread_that_may_not_run_in_its_own
     # Unification maps memlat's regions one per cache; half-way through the run the process
     # is pinned to cache 0's CPUs, so a touch of the region mapped to cache 2 cannot move
     # the thread there: the region is re-mapped ("opened") to cache 0.
-    v, files, console = boot(kernel, initramfs, "open", ["policy=2"])
-    counters, table = regions(files["p0/sched_regions"])
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "open", 2)
     assert counters["opens"] >= 1, (counters, console[-3000:])
     big = big_regions(table, REGION_PAGES)
     assert len(big) == 2 and all(r["type"] == "local" and r["llc"] == 0 for r in big), table
