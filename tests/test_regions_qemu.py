@@ -1,4 +1,4 @@
-"""Region scheduling (kernel-patches 0012-0017) under QEMU: 4 vCPUs in two sockets, so the
+"""Region scheduling (kernel-patches 0012-0018) under QEMU: 4 vCPUs in two sockets, so the
 guest has two last-level caches, {0,1} and {2,3} (sd_llc_id 0 and 2).
 
 Each test boots the project's kernel with a small initramfs of busybox, memlat and
@@ -259,7 +259,9 @@ def test_partitioning_confines_both_regions_to_one_cache(kernel, initramfs):
     assert counters["micro_schedules"] <= 1, counters
     cache = caches(files["sched_regions"])
     home = big[0]["llc"]
-    assert cache[home]["regions"] >= 2 and cache[home]["load"] >= 2 * 0.8 * REGION_PAGES, cache
+    # The load is the regions' working sets: a region idle for whole 100 ms scans (memlat in
+    # its other region) counts 3/4 or 1/2 of its pages, more often on a loaded host.
+    assert cache[home]["regions"] >= 2 and cache[home]["load"] >= 2 * 0.5 * REGION_PAGES, cache
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)

@@ -1,6 +1,6 @@
 """Study 3, region scheduling (Lee, Schwan): its experiments, defined and costed.
 
-The guest kernel has region scheduling (kernel-patches 0012-0017: regions, working sets,
+The guest kernel has region scheduling (kernel-patches 0012-0018: regions, working sets,
 page-touch faults, micro-scheduling, balancing, unification, partitioning that can favour
 one process, the revert rule) and ``policies.toml`` has the policies named below
 (``region-balance``, ``region-unify``, ``region-confine``, ``region-partition``), whose
