@@ -23,6 +23,7 @@ from schedlab.analysis.tables import rows
 
 POLICIES = ("vanilla", "task-affinity")
 COLOURS = {"vanilla": "#4c72b0", "task-affinity": "#dd8452"}
+IDLE_COLOURS = {"default": "#8c8c8c", "halt": "#4c72b0", "poll": "#55a868"}
 
 
 def _repetitions(run_dir: Path) -> list[Path]:
@@ -306,7 +307,7 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
     t = idle_modes(frame, samples)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     labels = [f"{r.machine} {r.policy}\n{r.idle}" for r in t.itertuples()]
-    colours = ["#8c8c8c" if m == "default" else "#55a868" for m in t["idle"]]
+    colours = [IDLE_COLOURS.get(m, "#8c8c8c") for m in t["idle"]]
     axes[0].bar(labels, t["late %"], color=colours)
     axes[0].set_ylabel("wake-ups onto an idle CPU later than "
                        f"{wakeups.LATE_US:.0f} µs (%)", fontsize=8)
@@ -320,8 +321,10 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
         ax.tick_params(axis="x", labelsize=6)
     csv = dest.with_suffix(".csv")
     t.to_csv(csv, index=False)
-    return [finish(fig, ctx, dest, "One run per bar (the first repetition, 4 cores). Grey: "
-                                   "the default idle (MWAIT); green: idle=poll. Late: the task "
+    return [finish(fig, ctx, dest, "One run per bar (machine A, 4 cores, vanilla, the first "
+                                   "repetition). Grey: the default idle (MWAIT); blue: "
+                                   "idle=halt (the figures' runs); green: idle=poll. Late: the "
+                                   "task "
                                    "was switched in more than "
                                    f"{wakeups.LATE_US:.0f} µs after its waking began, onto a "
                                    "CPU that was idle."), csv]
