@@ -329,7 +329,7 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
     t.to_csv(csv, index=False)
     return [finish(fig, ctx, dest, "One run per bar (machine A, 4 cores, vanilla, the first "
                                    "repetition). Grey: the default idle (MWAIT); blue: "
-                                   "idle=halt (the figures' runs); green: idle=poll. Late: the "
+                                   "idle=halt; green: idle=poll (the figures' runs). Late: the "
                                    "task "
                                    "was switched in more than "
                                    f"{wakeups.LATE_US:.0f} µs after its waking began, onto a "

@@ -34,17 +34,16 @@ NOTES = ("Beside the mixer runs a fixed model of a system's background activity 
          "scheduling (CONFIG_RT_GROUP_SCHED off).")
 
 
-# How idle CPUs wait (the kernel's idle= parameter). "default" is MWAIT on the modelled
-# CPUs, and gem5 misses MWAIT wake-ups (configs/README.md, "Periodic tick"): a task woken
-# onto an idle CPU waits for the next tick. In demarchi-idle's first run that stretched
-# the mixer's 300 samples to 1.4 s simulated. "halt" idles in HLT: the waker sends an IPI,
-# which wakes a halted CPU as on the real machine (a C1 exit of a few microseconds);
-# gem5's only gap left is an interrupt between STI and HLT, one instruction wide.
-# "poll" spins on the flag and cannot miss anything, but every idle cycle is simulated.
-# The figures' runs use IDLE; demarchi-idle compares the three on one condition, and every
-# run's table counts its late wake-ups (schedlab/analysis/wakeups.py).
+# How idle CPUs wait (the kernel's idle= parameter). gem5 loses wake-ups of idle CPUs
+# (configs/README.md, "Periodic tick"), and demarchi-idle measured what that does to the
+# mixer (machine A, 4 cores, vanilla): under the default (MWAIT) idle, 15 of 320 wake-ups
+# onto idle CPUs came late, one set by 796 ms (mu 4.66 ms per sample); under idle=halt, 22
+# of 354 came late by up to one tick (mu 36 us, rho 303 us); under idle=poll none did
+# (mu 19 us, rho 52 us), for about the same host time in the region (586 s against 608 s
+# for halt: the polling CPUs cost instructions, the shorter region gives them back). A real
+# CPU leaves C1 in a microsecond or two, so the figures' runs poll.
 IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",)}
-IDLE = "halt"
+IDLE = "poll"
 
 
 def mixer_runs(machines: list[str], scale: str, backend: str,
