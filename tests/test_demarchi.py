@@ -36,20 +36,18 @@ def test_miss_rates_per_task_and_together():
     assert "mixer_llc_load_miss_rate" not in out              # no last-level counts given
 
 
-def test_idle_check_pairs_the_figures_runs_with_idle_poll():
+def test_idle_check_runs_one_condition_under_each_idle_mode():
     from schedlab.campaigns import demarchi
     check = get("demarchi-idle").requests("smoke", "gem5")
-    default = [r for r in check if r.label["idle"] == "default"]
-    poll = [r for r in check if r.label["idle"] == "poll"]
-    assert len(default) == len(poll) == 4
-    # The default-idle half is the figures' own first repetitions on 4 cores (the same
-    # requests, so the same runs), while demarchi.IDLE is the default.
+    assert [r.label["idle"] for r in check] == ["default", "halt", "poll"]
+    assert [r.boot_args for r in check] == [(), ("idle=halt",), ("idle=poll",)]
+    # Apart from how CPUs idle, the three are one run: machine A, 4 cores, vanilla, rep 0.
+    assert len({(r.machine, r.policy, r.jobs, r.background) for r in check}) == 1
+    # The figures' runs use IDLE; the check's run in that mode is one of theirs.
     figures = get("demarchi-table1").requests("smoke", "gem5")
-    assert demarchi.IDLE == "default"
-    assert default == [r for r in figures if r.label["cores"] == 4 and r.label["rep"] == 0]
-    for d, p in zip(default, poll):
-        assert p.boot_args == d.boot_args + ("idle=poll",)
-        assert {**p.label, "idle": "default"} == d.label
+    assert {r.boot_args for r in figures} == {demarchi.IDLE_BOOT_ARGS[demarchi.IDLE]}
+    (same,) = [r for r in check if r.label["idle"] == demarchi.IDLE]
+    assert same in figures
 
 
 def test_halving_compares_the_first_half_of_every_run(tmp_path):

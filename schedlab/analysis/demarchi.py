@@ -23,6 +23,7 @@ from schedlab.analysis.tables import rows
 
 POLICIES = ("vanilla", "task-affinity")
 COLOURS = {"vanilla": "#4c72b0", "task-affinity": "#dd8452"}
+IDLE_COLOURS = {"default": "#8c8c8c", "halt": "#4c72b0", "poll": "#55a868"}
 
 
 def _repetitions(run_dir: Path) -> list[Path]:
@@ -304,24 +305,32 @@ def idle_modes(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
 def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
                 dest: Path) -> list[Path]:
     t = idle_modes(frame, samples)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     labels = [f"{r.machine} {r.policy}\n{r.idle}" for r in t.itertuples()]
-    colours = ["#8c8c8c" if m == "default" else "#55a868" for m in t["idle"]]
-    axes[0].bar(labels, t["late %"], color=colours)
-    axes[0].set_ylabel("wake-ups onto an idle CPU later than "
-                       f"{wakeups.LATE_US:.0f} µs (%)", fontsize=8)
+    colours = [IDLE_COLOURS.get(m, "#8c8c8c") for m in t["idle"]]
+    bars = axes[0].bar(labels, t["late %"], color=colours)
+    axes[0].bar_label(bars, [f"{late:.0f} of {n:.0f}" for late, n
+                             in zip(t["late"], t["wake-ups onto idle CPUs"])], fontsize=7)
+    axes[0].set_ylabel(f"late wake-ups onto idle CPUs (%, > {wakeups.LATE_US:.0f} µs)",
+                       fontsize=8)
     x = np.arange(len(t))
-    axes[1].bar(x - 0.2, t["mu_us"], 0.4, color=colours, label="mu")
-    axes[1].bar(x + 0.2, t["rho_us"], 0.4, color=colours, hatch="//", label="rho = mu + 2 sigma")
+    for offset, column, hatch, label in ((-0.2, "mu_us", "", "mu"),
+                                         (0.2, "rho_us", "//", "rho = mu + 2 sigma")):
+        bars = axes[1].bar(x + offset, t[column], 0.4, color=colours, hatch=hatch,
+                           label=label)
+        axes[1].bar_label(bars, [f"{v:.3g}" for v in t[column]], fontsize=7)
     axes[1].set_xticks(x, labels)
-    axes[1].set_ylabel("sample production time (µs)", fontsize=8)
+    axes[1].set_yscale("log")   # a lost wake-up stretches a sample a thousandfold
+    axes[1].set_ylabel("sample production time (µs, log scale)", fontsize=8)
     axes[1].legend(fontsize=7)
     for ax in axes:
-        ax.tick_params(axis="x", labelsize=6)
+        ax.tick_params(axis="x", labelsize=7)
     csv = dest.with_suffix(".csv")
     t.to_csv(csv, index=False)
-    return [finish(fig, ctx, dest, "One run per bar (the first repetition, 4 cores). Grey: "
-                                   "the default idle (MWAIT); green: idle=poll. Late: the task "
+    return [finish(fig, ctx, dest, "One run per bar (machine A, 4 cores, vanilla, the first "
+                                   "repetition). Grey: the default idle (MWAIT); blue: "
+                                   "idle=halt; green: idle=poll (the figures' runs). Late: the "
+                                   "task "
                                    "was switched in more than "
                                    f"{wakeups.LATE_US:.0f} µs after its waking began, onto a "
                                    "CPU that was idle."), csv]

@@ -9,9 +9,12 @@ idle CPU therefore either starts within microseconds or waits up to a jiffy; stu
 the late ones and what they add to the mixer's production times.
 
 ``sched_waking`` is traced on the waker's CPU before the target is chosen, so the latency
-holds whichever way the wake-up travels (a remote wake list, an IPI, a polling flag); the
-target is the CPU the task was next switched in on, and the wake-up counts as one onto an
-idle CPU when that CPU was running the idle task at the moment of the waking.
+holds whichever way the wake-up travels (a remote wake list, an IPI, a polling flag). The
+target is the CPU the wake-up placed the task on: the ``sched_migrate_task`` the waker's CPU
+traces while placing it, or, without one, the CPU the task last ran on (``target_cpu``). The
+wake-up counts as one onto an idle CPU when the target ran the idle task at the waking; a
+task that waited there so long that a load balancer moved it elsewhere still counts, with
+its latency up to the switch-in wherever it happened.
 """
 
 from __future__ import annotations
@@ -19,11 +22,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from schedlab.analysis.slices import Switch, parse_switches
+from schedlab.analysis.slices import parse_switches
 
 # "  mixer-81  [002] d..2.  2.032023: sched_waking: comm=wave1 pid=83 prio=49 target_cpu=001"
 _WAKING = re.compile(r"\[(?P<cpu>\d+)\]\s+\S+\s+(?P<time>\d+\.\d+): sched_waking: "
-                     r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=-?\d+ target_cpu=\d+")
+                     r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=-?\d+ target_cpu=(?P<target>\d+)")
+# "  mixer-80  [002] d....  0.587952: sched_migrate_task: comm=mixer pid=77 prio=49
+#    orig_cpu=0 dest_cpu=1"
+_MIGRATE = re.compile(r"\[(?P<cpu>\d+)\]\s+\S+\s+(?P<time>\d+\.\d+): sched_migrate_task: "
+                      r"comm=.*? pid=(?P<pid>\d+) prio=-?\d+ orig_cpu=\d+ "
+                      r"dest_cpu=(?P<dest>\d+)")
 # "# entries-in-buffer/entries-written: 138/138   #P:2"
 _ENTRIES = re.compile(r"entries-in-buffer/entries-written: (\d+)/(\d+)")
 # A wake-up onto an idle CPU later than this waited for something else than the CPU's own
@@ -36,9 +44,10 @@ class Wakeup:
     pid: int
     comm: str
     waking_s: float
+    target: int         # the CPU the wake-up placed the task on
     cpu: int            # the CPU the task was switched in on
     latency_us: float
-    onto_idle: bool     # that CPU ran the idle task when the waking began
+    onto_idle: bool     # the target ran the idle task when the waking began
 
     @property
     def late(self) -> bool:
@@ -54,40 +63,63 @@ def trace_lost_events(text: str) -> int:
 
 def wakeups(text: str, pids: set[int] | None = None) -> list[Wakeup]:
     """Every wake-up of ``pids`` (all tasks if None) that was followed by a switch-in."""
-    switches = parse_switches(text)
-    wakings = []
+    wanted = (lambda pid: True) if pids is None else pids.__contains__
+    events: list[tuple] = []   # (time, order, kind, fields): wakings first at equal times
     for line in text.splitlines():
-        m = _WAKING.search(line)
-        if m and (pids is None or int(m["pid"]) in pids):
-            wakings.append((float(m["time"]), int(m["pid"]), m["comm"]))
-    return _match(wakings, switches)
+        if m := _WAKING.search(line):
+            if wanted(int(m["pid"])):
+                events.append((float(m["time"]), 0, "waking", int(m["pid"]), m["comm"],
+                               int(m["cpu"]), int(m["target"])))
+        elif m := _MIGRATE.search(line):
+            if wanted(int(m["pid"])):
+                events.append((float(m["time"]), 1, "migrate", int(m["pid"]), int(m["cpu"]),
+                               int(m["dest"])))
+    events += [(s.time_s, 2, "switch", s) for s in parse_switches(text)]
+    return _match(sorted(events, key=lambda e: (e[0], e[1])))
 
 
-def _match(wakings: list[tuple[float, int, str]], switches: list[Switch]) -> list[Wakeup]:
+@dataclass
+class _Pending:
+    waking_s: float
+    comm: str
+    waker: int
+    target: int
+    placed: bool
+    idle: set[int]
+
+
+def _match(events: list[tuple]) -> list[Wakeup]:
     """Pair each waking with the task's next switch-in, in one pass over time."""
-    events = sorted([(t, 0, pid, comm) for t, pid, comm in wakings]
-                    + [(s.time_s, 1, i, "") for i, s in enumerate(switches)])
     running: dict[int, int] = {}           # cpu -> pid on it, as far as the trace says
-    pending: dict[int, tuple[float, str, set[int]]] = {}   # pid -> (waking, comm, idle cpus)
+    pending: dict[int, _Pending] = {}
     out = []
-    for time_s, kind, ref, comm in events:
-        if kind == 0:
-            idle = {cpu for cpu, pid in running.items() if pid == 0}
-            pending.setdefault(ref, (time_s, comm, idle))   # a second waking is a no-op
-            continue
-        s = switches[ref]
-        running[s.cpu] = s.next_pid
-        woken = pending.pop(s.next_pid, None)
-        if woken is not None:
-            start, name, idle = woken
-            out.append(Wakeup(s.next_pid, name, start, s.cpu, (s.time_s - start) * 1e6,
-                              s.cpu in idle))
+    for event in events:
+        kind = event[2]
+        if kind == "waking":
+            time_s, _, _, pid, comm, waker, last_cpu = event
+            if pid not in pending:              # a second waking of a waking task is a no-op
+                idle = {cpu for cpu, p in running.items() if p == 0}
+                pending[pid] = _Pending(time_s, comm, waker, last_cpu, False, idle)
+        elif kind == "migrate":
+            _, _, _, pid, cpu, dest = event
+            w = pending.get(pid)
+            if w is not None and not w.placed and cpu == w.waker:
+                w.target, w.placed = dest, True   # select_task_rq's choice, on the waker
+        else:
+            s = event[3]
+            running[s.cpu] = s.next_pid
+            w = pending.pop(s.next_pid, None)
+            if w is not None:
+                out.append(Wakeup(s.next_pid, w.comm, w.waking_s, w.target, s.cpu,
+                                  (s.time_s - w.waking_s) * 1e6, w.target in w.idle))
     return out
 
 
 def summary(found: list[Wakeup]) -> dict:
-    """Counts and latencies of the wake-ups onto idle CPUs: how many were late (> LATE_US)
-    and the time they added beyond the median prompt wake-up."""
+    """Counts and latencies: of the wake-ups onto idle CPUs, how many were late (more than
+    LATE_US) and the time they added beyond the median prompt one; of all wake-ups, how
+    many took longer than LATE_US whatever their target was doing (a task may also wait
+    behind another of its priority) and the longest."""
     idle = [w for w in found if w.onto_idle]
     prompt = sorted(w.latency_us for w in idle if not w.late)
     late = [w.latency_us for w in idle if w.late]
@@ -96,4 +128,5 @@ def summary(found: list[Wakeup]) -> dict:
             "late_share": len(late) / len(idle) if idle else 0.0,
             "prompt_median_us": typical,
             "late_added_ms": sum(x - typical for x in late) / 1e3,
-            "late_max_us": max(late, default=0.0)}
+            "slow": sum(w.latency_us > LATE_US for w in found),
+            "max_us": max((w.latency_us for w in found), default=0.0)}

@@ -1,0 +1,41 @@
+"""Study 2's committed gem5 results (data/demarchi/): complete runs with provenance, traces
+without gaps, and, in the idle mode the figures use, no wake-up of an idle CPU lost."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.analysis.store import load_committed
+from schedlab.campaigns import demarchi
+from schedlab.campaigns.experiment import registry
+from schedlab.campaigns.reproduce import table_paths
+
+COMMITTED = [(name, scale) for name, e in registry().items() if e.study == "demarchi"
+             for scale in ("smoke", "paper")
+             if all(p.is_file() for p in table_paths(e, scale, "gem5").values())]
+pytestmark = pytest.mark.skipif(not COMMITTED, reason="no committed study-2 gem5 tables yet")
+
+
+def _main(name, scale):
+    return load_committed(table_paths(registry()[name], scale, "gem5")[""])
+
+
+@pytest.mark.parametrize("name,scale", COMMITTED)
+def test_runs_are_complete_with_provenance(name, scale):
+    main = _main(name, scale)
+    assert main["ok"].all() and (main["exit"] == 0).all() and (main["verified"] == 1).all()
+    for col in ("gem5_version", "gem5_hash", "kernel", "image", "run_id"):
+        assert main[col].notna().all(), col
+    assert main["gem5_version"].str.startswith("24.0").all()
+    assert main["run_id"].is_unique
+    # Every sample's production time is there, and the trace lost nothing.
+    assert (main["samples"] == {"smoke": 300, "paper": 150_000}[scale]).all()
+    assert (main["trace_lost_events"] == 0).all()
+
+
+@pytest.mark.parametrize("name,scale", COMMITTED)
+def test_no_wake_up_is_late_in_the_figures_idle_mode(name, scale):
+    main = _main(name, scale)
+    used = main[main["idle"] == demarchi.IDLE]
+    assert len(used) and (used["wake_onto_idle"] > 100).all()
+    assert (used["wake_late"] == 0).all(), used[["run_id", "wake_late", "wake_max_us"]]
