@@ -9,8 +9,8 @@
  * job.<stream>.<index>.<app>=<seconds> per job, then per-application and overall means.
  *
  * With --pool-jobs 1 every job this driver spawns is a job of the kernel's processor pools
- * (PR_SCHED_POOLS_SPAWN, the "sched/pools" patches of kernel-patches/): its threads are placed in the pools and
- * bound, one per processor, while the driver itself holds no processor.
+ * (PR_SCHED_POOLS_SPAWN, the sched/pools patches of kernel-patches/): its threads are
+ * placed in the pools and bound, one per processor, while the driver itself holds none.
  */
 #include <fcntl.h>
 #include <limits.h>
