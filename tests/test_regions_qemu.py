@@ -8,9 +8,14 @@ arguments), runs one scenario chosen on the kernel command line and reads back
 region tracepoints. QEMU says whether the mechanism does what it should (regions formed,
 mapped as the policy says, threads micro-scheduled, counted), not what it does to caches.
 
-memlat runs with two 1 MiB regions and switches between them every 2^20 accesses (about
-0.1 to 0.3 s under TCG): far longer than the merge threshold q, which is set to 1 ms so
+memlat runs with two 1 MiB regions and switches between them every 2^22 accesses (about
+0.1 to 1 s under TCG): far longer than the merge threshold q, which is set to 1 ms so
 that the hinting faults of one region (tens of microseconds apart under TCG) stay below it.
+The visits must also be far longer than the first lap of a phase, in which every page of
+the region faults: a switch during that lap joins the other region's pages to the same
+region (its first fault comes less than q after the last one), as it should. With 2^20
+accesses (visits of about 20 ms against laps of several milliseconds) that happened in a
+CI run and merged memlat's two regions into one.
 Regioning phases last 300 ms every second; teardown is off except in its own test, and so
 is the revert rule. Each boot takes 15 to 60 s on a loaded 2-core host.
 """
@@ -97,7 +102,7 @@ setup() {
     echo 1 > $T/events/sched/sched_region_micro_schedule/enable
     echo 1 > $T/events/sched/sched_region_change/enable
 }
-MEMLAT="/memlat --access-time 1048576 --accesses 0"
+MEMLAT="/memlat --access-time 4194304 --accesses 0"
 # Start memlats (sizes given), let them run $1 seconds, dump their state, stop them.
 # $STARTED is evaluated once they all started ($first: the first one's pid), $MIDWAY half-way.
 run() {
@@ -392,10 +397,10 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
 
     from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
-    # The QEMU timings of the tests above (q = 1 ms, 300 ms phases, 2^20 accesses per visit).
+    # The QEMU timings of the tests above (q = 1 ms, 300 ms phases, 2^22 accesses per visit).
     sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"))
-    memlat = WorkloadRequest("memlat", size="paper", duration=6.0,
-                             args=("--region-size", "1MiB", "--access-time", str(2**20)))
+    memlat = WorkloadRequest("memlat", size="paper", duration=8.0,
+                             args=("--region-size", "1MiB", "--access-time", str(2**22)))
     prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu", policy=policy,
                                   sysctl=sysctl, jobs=(memlat,)))
     assert "--regions" in prepared.guest.render()
