@@ -303,15 +303,15 @@ def campaign_options(command):
 
 
 def _listing() -> list[dict]:
-    from schedlab.campaigns.cost import campaign_host_hours
     from schedlab.campaigns.experiment import registry
+    from schedlab.campaigns.reproduce import estimated_hours
     rows = []
     for name, e in registry().items():
-        smoke, paper = e.requests("smoke", "gem5"), e.requests("paper", "gem5")
+        (smoke, how), (paper, _) = estimated_hours(e, "smoke"), estimated_hours(e, "paper")
         rows.append({"name": name, "study": e.study, "kind": e.kind, "title": e.title,
-                     "runs_smoke": len(smoke), "runs_paper": len(paper),
-                     "hours_smoke": campaign_host_hours(smoke),
-                     "hours_paper": campaign_host_hours(paper),
+                     "runs_smoke": len(e.requests("smoke", "gem5")),
+                     "runs_paper": len(e.requests("paper", "gem5")),
+                     "hours_smoke": smoke, "hours_paper": paper, "hours_from": how,
                      "status": "implemented" if e.implemented else f"not yet: {e.missing}"})
     return rows
 
@@ -343,9 +343,11 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time
         frame["hours_paper"] = frame["hours_paper"].map(lambda h: f"{h:.0f}" if h == h else "?")
         frame["status"] = frame["status"].str.slice(0, 60)
         click.echo(frame.drop(columns=["title"]).to_string(index=False))
-        click.echo("\n(host hours: estimated from bench/ speeds, one run at a time on one "
-                   "core; ?: no bench/ record for the machine; 'run.py reproduce NAME "
-                   "--dry-run' explains one)")
+        click.echo("\n(host hours, one run at a time on one core: model = from bench/ "
+                   "speeds; measured = the committed smoke runs' median gem5 host time; "
+                   "calibrated = the model scaled by what the smoke runs took against it; "
+                   "?: no bench/ record for the machine; 'run.py reproduce NAME --dry-run' "
+                   "explains one)")
         return
     backend = _best_backend() if backend == "auto" else backend
     from schedlab.campaigns.experiment import get

@@ -115,6 +115,33 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
     assert run_host_seconds(unmeasured) != run_host_seconds(unmeasured)   # NaN: unknown
 
 
+
+def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
+    """With committed smoke runs recording their gem5 host time, smoke is their median times
+    the runs and paper the model scaled by measured over modelled smoke."""
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import reproduce
+    from schedlab.campaigns.cost import campaign_host_hours
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    e = get("demarchi-fig3")
+    assert reproduce.estimated_hours(e, "smoke") == (
+        pytest.approx(campaign_host_hours(e.requests("smoke", "gem5"))), "model")
+    # Two rows of one run (two jobs) count once; a run without the column's value is left out.
+    path = store.committed_path("demarchi", "demarchi-fig3", "smoke", "gem5")
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"run_id": ["a", "a", "b", "c", "d"],
+                  "gem5_host_s": [600.0, 600.0, 900.0, 1500.0, None]}).to_csv(path, index=False)
+    assert reproduce.measured_run_seconds(e) == (3, 900.0)
+    smoke, how = reproduce.estimated_hours(e, "smoke")
+    assert (smoke, how) == (pytest.approx(8 * 900.0 / 3600), "measured")
+    paper, how = reproduce.estimated_hours(e, "paper")
+    model_ratio = (campaign_host_hours(e.requests("paper", "gem5"))
+                   / campaign_host_hours(e.requests("smoke", "gem5")))
+    assert (paper, how) == (pytest.approx(smoke * model_ratio), "calibrated")
+    assert any("median of 15.0 min" in line for line in reproduce.describe(e, "smoke", "gem5"))
+
 def _campaign(results: Path, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "SCHEDLAB_RESULTS": str(results)}
     env.pop("GEM5", None)

@@ -3,7 +3,8 @@
 Every row carries the run's coordinates (its label), the job's metrics (the workload's
 own ``key=value`` output; on gem5 the region's ``gem5_*`` and, with attribution, the job's
 own ``task_*``) and the run's provenance: run id, backend, detailed cores, gem5 version
-and binary hash, gem5-side code hash, kernel and image hashes, and whether the run was ok.
+and binary hash, gem5-side code hash, kernel and image hashes, whether the run was ok, and
+the host seconds its gem5 process took (what campaign cost estimates are calibrated on).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 PROVENANCE = ("run_id", "backend", "cpu", "gem5_version", "gem5_hash", "gem5_config",
-              "kernel", "image", "ok")
+              "kernel", "image", "ok", "gem5_host_s")
 
 
 def _provenance(run_dir: Path, res: dict) -> dict:
@@ -26,7 +27,7 @@ def _provenance(run_dir: Path, res: dict) -> dict:
             "cpu": res["backend"].get("cpu"), "gem5_version": info.get("gem5_version"),
             "gem5_hash": info.get("gem5_hash"), "gem5_config": info.get("config_hash"),
             "kernel": res["hashes"]["kernel"], "image": res["hashes"]["image"],
-            "ok": res["ok"]}
+            "ok": res["ok"], "gem5_host_s": info.get("host_seconds")}
 
 
 def rows(run_dir: Path) -> list[dict]:

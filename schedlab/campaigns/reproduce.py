@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,15 +87,48 @@ def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFr
     return {"": table(run_dirs)}
 
 
+def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
+    """(runs, median gem5 host seconds per run) of the experiment's committed smoke-scale
+    gem5 runs, or None where no committed table records them."""
+    frame = load_committed(table_paths(experiment, "smoke", "gem5")[""])
+    if frame is None or "gem5_host_s" not in frame:
+        return None
+    per_run = frame.drop_duplicates("run_id")["gem5_host_s"].dropna()
+    return (len(per_run), float(per_run.median())) if len(per_run) else None
+
+
+def estimated_hours(experiment: Experiment, scale: str) -> tuple[float, str]:
+    """Host hours of the experiment's gem5 runs at ``scale``, one at a time, and how that
+    is known: "measured" (its committed smoke runs' median times the runs), "calibrated"
+    (the bench/ model scaled by what the committed smoke runs took against the model's
+    smoke estimate) or "model" (bench/ speeds alone: see schedlab/campaigns/cost.py)."""
+    requests = experiment.requests(scale, "gem5")
+    model = campaign_host_hours(requests)
+    measured = measured_run_seconds(experiment)
+    if measured is None:
+        return model, "model"
+    smoke_hours = len(experiment.requests("smoke", "gem5")) * measured[1] / 3600.0
+    if scale == "smoke":
+        return smoke_hours, "measured"
+    smoke_model = campaign_host_hours(experiment.requests("smoke", "gem5"))
+    return (model * smoke_hours / smoke_model if smoke_model else math.nan), "calibrated"
+
+
 def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
     """What a --dry-run prints."""
     requests = experiment.requests(scale, backend)
-    hours = campaign_host_hours(requests)
+    hours, how = (estimated_hours(experiment, scale) if backend == "gem5"
+                  else (campaign_host_hours(requests), "model"))
     lines = [f"{experiment.name}: {experiment.title}",
              f"  {len(requests)} runs at {scale} scale on {backend}, estimated "
-             + (f"{hours:.1f} host hours (one run at a time)" if hours == hours
+             + (f"{hours:.1f} host hours (one run at a time; {how})" if hours == hours
                 else "host time unknown"),
              f"  repetitions differ in {experiment.repetition}"]
+    measured = measured_run_seconds(experiment) if backend == "gem5" else None
+    if measured:
+        lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
+                     f"{measured[1] / 60:.1f} min of gem5 host time each (on the host that "
+                     f"ran them, shared with other work)")
     if experiment.reductions.get(scale):
         lines.append(f"  reduced: {experiment.reductions[scale]}")
     guessed = unmeasured(requests)
