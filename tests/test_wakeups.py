@@ -46,3 +46,57 @@ def test_summary_counts_the_late_ones_and_what_they_added(found):
         sum(w.latency_us - s["prompt_median_us"] for w in late) / 1e3)
     assert s["max_us"] == pytest.approx(max(w.latency_us for w in found))
     assert s["late_added_ms"] > 1000     # over a second of the run was waiting for them
+
+
+@pytest.fixture(scope="module")
+def text():
+    return gzip.decompress(TRACE.read_bytes()).decode()
+
+
+def test_migrations_are_the_kernel_s_moves_of_each_task(text):
+    # Oracle: the trace's sched_migrate_task lines read field by field.
+    want = dict.fromkeys(MIXER, 0)
+    for line in text.splitlines():
+        if "sched_migrate_task:" in line:
+            fields = dict(f.split("=", 1) for f in line.split("sched_migrate_task:")[1].split()
+                          if "=" in f)
+            if int(fields["pid"]) in want and fields["orig_cpu"] != fields["dest_cpu"]:
+                want[int(fields["pid"])] += 1
+    got = wakeups.migrations(text, MIXER)
+    assert got == want and sum(got.values()) > 0
+
+
+def test_turns_run_from_a_switch_in_to_the_switch_out_on_that_cpu(text):
+    from schedlab.analysis.demarchi import _turns
+    tids = {f"task{pid}": pid for pid in MIXER}
+    turns = _turns(text, tids)
+    assert len(turns) > 100 and {t.pid for t in turns} == MIXER
+    switch_in, switch_out = set(), set()
+    for line in text.splitlines():
+        if "sched_switch:" not in line:
+            continue
+        cpu = int(line.split("[", 1)[1].split("]", 1)[0])
+        time = round(float(line.split(": sched_switch:")[0].split()[-1]), 6)
+        prev = int(line.split("prev_pid=")[1].split()[0])
+        nxt = int(line.split("next_pid=")[1].split()[0])
+        switch_out.add((cpu, prev, time))
+        switch_in.add((cpu, nxt, time))
+    for t in turns:
+        assert t.end_s > t.start_s
+        assert (t.cpu, t.pid, round(t.start_s, 6)) in switch_in
+        assert (t.cpu, t.pid, round(t.end_s, 6)) in switch_out
+    # A CPU runs one task at a time.
+    for cpu in {t.cpu for t in turns}:
+        mine = [t for t in turns if t.cpu == cpu]
+        assert all(a.end_s <= b.start_s for a, b in zip(mine, mine[1:]))
+
+
+def test_a_wake_up_queued_behind_another_task_is_slow_not_late():
+    text = (TRACE.parent / "gem5-mixer-poll-queued.txt").read_text()
+    found = wakeups.wakeups(text, set(range(78, 85)))
+    w = next(w for w in found if w.pid == 81 and w.waking_s == pytest.approx(0.453912))
+    assert (w.target, w.cpu, w.onto_idle) == (0, 0, True)
+    assert w.latency_us == pytest.approx(223, abs=1) and w.idle_exit_us == pytest.approx(3)
+    assert not w.late
+    s = wakeups.summary(found)
+    assert s["late"] == 0 and s["slow"] >= 1

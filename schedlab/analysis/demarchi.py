@@ -2,9 +2,16 @@
 
 From every run: the mixer's production time per sample, the CPU of each task per sample
 (the migrations map) and the execution time per task (the mixer's own files, kept as run
-artifacts), and on gem5 the region's misses. Compact data: the runs table with each
-repetition's production statistics and per-task migrations and execution times, and a
-samples table (one row per sample: production time and the CPU of every task).
+artifacts), on gem5 the region's misses, and from the guest's scheduler trace each task's
+migrations and turns on the CPUs. Compact data: the runs table with each repetition's
+production statistics and per-task migrations and execution times, a samples table (one
+row per sample: production time and the CPU of every task) and a turns table (each task's
+turns on each CPU, from the trace).
+
+Where a task ran is taken from the kernel's trace, not from the mixer's ``sched_getcpu()``:
+without rseq in the guest kernel, glibc answers that through the vDSO's LSL instruction,
+which gem5 v24 does not model (every sample read CPU 123, the segment selector itself).
+The mixer's per-sample map is kept only where every CPU it names ran a mixer task.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from schedlab.analysis import mixer, wakeups
+from schedlab.analysis import mixer, slices, wakeups
 from schedlab.analysis.figures import WHISKERS, FigureContext, condition_stats, finish
 from schedlab.analysis.tables import rows
 
@@ -31,9 +38,9 @@ def _repetitions(run_dir: Path) -> list[Path]:
 
 
 def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
-    """The compact tables of the mixer runs: "" (one row per job repetition) and
-    "samples" (one row per sample)."""
-    main, samples = [], []
+    """The compact tables of the mixer runs: "" (one row per job repetition), "samples"
+    (one row per sample) and "turns" (one row per turn of a task on a CPU)."""
+    main, samples, turns = [], [], []
     for d in run_dirs:
         reps = {int(p.name): p for p in _repetitions(d)}
         for row in rows(d):
@@ -46,21 +53,56 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             prod = report["production"]
             row.update({"production_mean_ns": prod["mean_ns"], "production_sd_ns": prod["sd_ns"],
                         "production_rho_ns": prod["rho_ns"], "samples": run.samples})
+            tids = mixer.read_tids(rep_dir / "tids.csv")
+            text = _trace(d)
+            task_turns = _turns(text, tids) if text else []
+            ran_on = {t.cpu for t in task_turns}
+            map_ok = not text or all(c in ran_on for t in mixer.TASKS for c in run.cpu_map[t])
+            moved = wakeups.migrations(text, set(tids.values())) if text else {}
             for task, t in report["tasks"].items():
-                row[f"{task}_migrations"] = t["cpu_changes"]
+                # The kernel's count where the trace has it; the mixer's map's else.
+                row[f"{task}_migrations"] = moved.get(tids.get(task), t["cpu_changes"])
+                row[f"{task}_cpu_changes"] = t["cpu_changes"] if map_ok else None
                 row[f"{task}_exec_mean_ns"] = t["exec_mean_ns"]
                 row[f"{task}_exec_var_ns2"] = t["exec_var_ns2"]
-            tids = mixer.read_tids(rep_dir / "tids.csv")
+            row["cpu_map_ok"] = int(map_ok)
             row.update(_miss_rates(_job(d, row), tids))
-            row.update(_wakeups(d, set(tids.values())))
+            row.update(_wakeups(text, set(tids.values())))
             main.append(row)
+            where = {"run_id": row["run_id"], "system": row.get("system"),
+                     "cores": row.get("cores"), "policy": row["policy"], "rep": row.get("rep")}
             for n in range(run.samples):
-                samples.append({"run_id": row["run_id"], "system": row.get("system"),
-                                "cores": row.get("cores"), "policy": row["policy"],
-                                "rep": row.get("rep"), "sample": n,
+                samples.append({**where, "sample": n,
                                 "production_ns": run.production_ns[n - 1] if n else None,
-                                **{f"cpu_{t}": run.cpu_map[t][n] for t in mixer.TASKS}})
-    return {"": pd.DataFrame(main), "samples": pd.DataFrame(samples)}
+                                **{f"cpu_{t}": run.cpu_map[t][n] if map_ok else None
+                                   for t in mixer.TASKS}})
+            start = min((t.start_s for t in task_turns), default=0.0)
+            names = {tid: task for task, tid in tids.items()}
+            turns.extend({**where, "task": names[t.pid], "cpu": t.cpu,
+                          "start_us": round((t.start_s - start) * 1e6),
+                          "end_us": round((t.end_s - start) * 1e6)} for t in task_turns)
+    return {"": pd.DataFrame(main), "samples": pd.DataFrame(samples),
+            "turns": pd.DataFrame(turns)}
+
+
+def _trace(run_dir: Path) -> str:
+    path = run_dir / "artifacts" / "trace.txt"
+    return path.read_text(errors="replace") if path.is_file() else ""
+
+
+def _turns(text: str, tids: dict[str, int]) -> list[slices.Turn]:
+    """The mixer tasks' times on a CPU, each from its switch-in to its switch-out there, in
+    time order (a task still on a CPU when the trace ends is left out)."""
+    tracked = set(tids.values())
+    on: dict[int, tuple[int, str, float]] = {}      # cpu -> (pid, comm, since)
+    out = []
+    for s in slices.parse_switches(text):
+        running = on.pop(s.cpu, None)
+        if running is not None and running[0] == s.prev_pid:
+            out.append(slices.Turn(s.cpu, running[0], running[1], running[2], s.time_s))
+        if s.next_pid in tracked:
+            on[s.cpu] = (s.next_pid, s.next_comm, s.time_s)
+    return sorted(out, key=lambda t: t.start_s)
 
 
 MISS_RATE_LABELS = {"mixer_l1d_load_miss_rate": "L1 D-cache load miss rate",
@@ -102,14 +144,10 @@ def _miss_rates(job: dict, tids: dict[str, int]) -> dict:
     return out
 
 
-def _wakeups(run_dir: Path, pids: set[int]) -> dict:
+def _wakeups(text: str, pids: set[int]) -> dict:
     """The mixer tasks' wake-ups onto idle CPUs (schedlab/analysis/wakeups.py), from the
     run's scheduler trace; nothing for runs traced without sched_waking."""
-    path = run_dir / "artifacts" / "trace.txt"
-    if not pids or not path.is_file():
-        return {}
-    text = path.read_text(errors="replace")
-    if "sched_waking:" not in text:
+    if not pids or "sched_waking:" not in text:
         return {}
     found = wakeups.summary(wakeups.wakeups(text, pids))
     return {"trace_lost_events": wakeups.trace_lost_events(text),
@@ -169,6 +207,9 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         cells.auto_set_font_size(False)
         cells.set_fontsize(8)
         cells.scale(1, 2.2)
+        for (row, _), cell in cells.get_celld().items():
+            if row == 0:     # two-line column labels
+                cell.set_height(cell.get_height() * 1.6)
         csv = dest.with_suffix(".csv")
         t.to_csv(csv, index=False)
         halves = dest.with_name(dest.stem + "--halving.csv")
@@ -197,19 +238,23 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         return _idle_check(frame, samples, ctx, dest)
     four = frame[frame["cores"] == 4]
     if name == "demarchi-fig5":
-        return [_per_task(four, [("migrations", "migrations per run (log scale)")], ctx, dest,
-                          log=True)]
+        return [_per_task(four, [("migrations", "migrations per run, as the kernel traced "
+                                                 "them (log scale)")], ctx, dest, log=True)]
     if name == "demarchi-fig6":
         return [_per_task(four, [("exec_mean_ns", "mean execution time per sample (ns)"),
                                  ("exec_var_ns2", "variance of the execution time (ns²)")],
                           ctx, dest)]
     if name == "demarchi-fig3":
-        return [_migrations_map(samples[samples["cores"] == 4], ctx, dest)]
+        turns = tables["turns"]
+        return [_migrations_map(turns[turns["cores"] == 4], ctx, dest)]
     if name == "demarchi-fig4":
         metrics = [f"mixer_{w}_miss_rate" for w in LOADS_STORES
                    if f"mixer_{w}_miss_rate" in frame] or ["wall_s"]
-        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
-        for ax, metric in zip(axes[0], metrics):
+        columns = min(2, len(metrics))
+        fig, axes = plt.subplots(math.ceil(len(metrics) / columns), columns,
+                                 figsize=(6.5 * columns, 3.8 * math.ceil(len(metrics) / columns)),
+                                 squeeze=False)
+        for ax, metric in zip(axes.flat, metrics):
             stats = condition_stats(frame, metric, ["system", "cores", "policy"])
             labels = [f"{r.system} {r.cores}c\n{r.policy}" for r in stats.itertuples()]
             ax.bar(labels, stats["mean"], yerr=2 * stats["std"], capsize=3,
@@ -255,30 +300,43 @@ def _per_task(frame: pd.DataFrame, rows: list[tuple[str, str]], ctx: FigureConte
                                               "is cut at the bar's 1 %)." if log else "."))
 
 
-def _migrations_map(samples: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
-    """Task x sample -> CPU for the first repetition of each machine and policy."""
-    fig, axes = plt.subplots(2, 2, figsize=(11, 5.5), squeeze=False)
-    cpus = sorted({int(c) for t in mixer.TASKS for c in samples[f"cpu_{t}"].dropna()})
+def _migrations_map(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
+    """Task x time -> CPU for the first repetition of each machine and policy, from the
+    turns the scheduler trace gives each task on each CPU."""
+    fig, axes = plt.subplots(2, 2, figsize=(12, 5.5), squeeze=False)
+    cpus = sorted(int(c) for c in turns["cpu"].unique()) if len(turns) else []
     colours = plt.get_cmap("tab10")
     for i, system in enumerate(("A", "B")):
         for j, policy in enumerate(POLICIES):
             ax = axes[i][j]
-            sel = samples[(samples["system"] == system) & (samples["policy"] == policy)]
+            sel = turns[(turns["system"] == system) & (turns["policy"] == policy)]
             if sel.empty:
                 ax.axis("off")
                 continue
-            first = sel[sel["run_id"] == sel["run_id"].iloc[0]]
-            grid = np.array([first[f"cpu_{t}"].to_numpy() for t in mixer.TASKS])
-            ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="tab10", vmin=0,
-                      vmax=9)
+            first = sel[sel["rep"] == sel["rep"].min()]
+            for row, task in enumerate(mixer.TASKS):
+                mine = first[first["task"] == task]
+                ax.broken_barh(list(zip(mine["start_us"] / 1e3,
+                                        (mine["end_us"] - mine["start_us"]) / 1e3)),
+                               (row - 0.4, 0.8), facecolors=[colours(int(c) % 10)
+                                                             for c in mine["cpu"]])
             ax.set_yticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
-            ax.set_xlabel("sample", fontsize=8)
-            ax.set_title(f"machine {system}, 4 cores, {policy}", fontsize=8)
+            ax.invert_yaxis()
+            ax.set_xlabel("time since the mixer's first turn (ms, simulated)", fontsize=8)
+            moves = first.sort_values("start_us").groupby("task")["cpu"].apply(
+                lambda c: int((c.diff().fillna(0) != 0).sum())).sum()
+            ax.set_title(f"machine {system}, 4 cores, {policy}: {moves} CPU changes between turns",
+                         fontsize=8)
     from matplotlib.patches import Patch
-    fig.legend(handles=[Patch(color=colours(c), label=f"CPU {c}") for c in cpus],
-               loc="upper left", fontsize=7, ncol=len(cpus))
-    return finish(fig, ctx, dest, "Colour: the CPU on which each task had each sample's input "
-                                  "in hand (first repetition).")
+    fig.legend(handles=[Patch(color=colours(c % 10), label=f"CPU {c}") for c in cpus],
+               loc="upper right", bbox_to_anchor=(0.99, 0.9), fontsize=7,
+               ncol=max(1, len(cpus)))
+    return finish(fig, ctx, dest, "Each bar: a time the task ran on a CPU (colour), from the "
+                                  "guest's sched_switch trace, first repetition; gaps: the "
+                                  "task waited for its input. Over time rather than per "
+                                  "sample: the mixer's own per-sample CPU record uses "
+                                  "sched_getcpu(), which gem5 does not model without rseq "
+                                  "in the guest kernel (schedlab/analysis/demarchi.py).")
 
 
 def idle_modes(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,11 @@ traces while placing it, or, without one, the CPU the task last ran on (``target
 wake-up counts as one onto an idle CPU when the target ran the idle task at the waking; a
 task that waited there so long that a load balancer moved it elsewhere still counts, with
 its latency up to the switch-in wherever it happened.
+
+It is late when the target stayed idle for more than ``LATE_US`` after the waking (its next
+``sched_switch``, to whatever task, came that much later): the CPU did not notice. A task
+that waited because another one woken onto the same CPU at the same moment ran first was
+not waiting for the CPU's exit from idle; it shows in the slow wake-ups, not the late ones.
 """
 
 from __future__ import annotations
@@ -48,10 +53,11 @@ class Wakeup:
     cpu: int            # the CPU the task was switched in on
     latency_us: float
     onto_idle: bool     # the target ran the idle task when the waking began
+    idle_exit_us: float  # from the waking to the target's next switch, to whatever task
 
     @property
     def late(self) -> bool:
-        return self.onto_idle and self.latency_us > LATE_US
+        return self.onto_idle and self.idle_exit_us > LATE_US
 
 
 def trace_lost_events(text: str) -> int:
@@ -59,6 +65,16 @@ def trace_lost_events(text: str) -> int:
     latency computed across a gap would be wrong."""
     m = _ENTRIES.search(text)
     return int(m[2]) - int(m[1]) if m else 0
+
+
+def migrations(text: str, pids: set[int]) -> dict[int, int]:
+    """How often the kernel moved each of ``pids`` to another CPU (``sched_migrate_task``:
+    wake-up placements and load balancing alike)."""
+    out = dict.fromkeys(pids, 0)
+    for m in _MIGRATE.finditer(text):
+        if int(m["pid"]) in out:
+            out[int(m["pid"])] += 1
+    return out
 
 
 def wakeups(text: str, pids: set[int] | None = None) -> list[Wakeup]:
@@ -86,6 +102,7 @@ class _Pending:
     target: int
     placed: bool
     idle: set[int]
+    switched: dict[int, float]   # cpu -> its first switch after the waking
 
 
 def _match(events: list[tuple]) -> list[Wakeup]:
@@ -99,7 +116,7 @@ def _match(events: list[tuple]) -> list[Wakeup]:
             time_s, _, _, pid, comm, waker, last_cpu = event
             if pid not in pending:              # a second waking of a waking task is a no-op
                 idle = {cpu for cpu, p in running.items() if p == 0}
-                pending[pid] = _Pending(time_s, comm, waker, last_cpu, False, idle)
+                pending[pid] = _Pending(time_s, comm, waker, last_cpu, False, idle, {})
         elif kind == "migrate":
             _, _, _, pid, cpu, dest = event
             w = pending.get(pid)
@@ -108,10 +125,14 @@ def _match(events: list[tuple]) -> list[Wakeup]:
         else:
             s = event[3]
             running[s.cpu] = s.next_pid
+            for waiting in pending.values():
+                waiting.switched.setdefault(s.cpu, s.time_s)
             w = pending.pop(s.next_pid, None)
             if w is not None:
+                exit_s = w.switched.get(w.target, s.time_s)
                 out.append(Wakeup(s.next_pid, w.comm, w.waking_s, w.target, s.cpu,
-                                  (s.time_s - w.waking_s) * 1e6, w.target in w.idle))
+                                  (s.time_s - w.waking_s) * 1e6, w.target in w.idle,
+                                  (exit_s - w.waking_s) * 1e6))
     return out
 
 

@@ -37,9 +37,12 @@ from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
 # Per study: how its runs become compact tables (and the tables' parts: "" is the main
-# one), and how its figures are drawn.
+# one; an experiment named here keeps other parts than its study's), and how its figures
+# are drawn.
 COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect}
-PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns")}
+PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns"),
+         # Only the migrations map needs study 2's turns table.
+         "demarchi-fig3": ("", "samples", "turns")}
 # Per study: its results summary (a table of changes with confidence intervals), shown in
 # the notebook and the report beside the study's reading (data/<study>/reading.md).
 SUMMARY = {"kazempour": kazempour_analysis.summary}
@@ -72,7 +75,7 @@ def can_run(backend: str) -> bool:
 
 def table_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
     """Where the experiment's compact tables live (committed for gem5)."""
-    parts = PARTS.get(experiment.study, ("",))
+    parts = PARTS.get(experiment.name, PARTS.get(experiment.study, ("",)))
     if backend == "gem5":
         return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
                 for p in parts}
@@ -163,8 +166,8 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
                             f"--backend qemu for placement only")
         report = run_requests(requests, f"{name}-{scale}", jobs, executor, say, slurm or {})
         tables = collect(experiment, report.run_dirs())
-        for part, frame in tables.items():
-            save_committed(frame, where[part])
+        for part, path in where.items():
+            save_committed(tables[part], path)
         update_store()
         say(f"{name}: tables in " + ", ".join(str(p) for p in where.values()))
     else:
