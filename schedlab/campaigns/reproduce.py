@@ -21,6 +21,7 @@ from typing import Callable
 import pandas as pd
 
 from schedlab import paths
+from schedlab.analysis import brecht as brecht_analysis
 from schedlab.analysis import demarchi as demarchi_analysis
 from schedlab.analysis import kazempour as kazempour_analysis
 from schedlab.analysis.figures import FigureContext, provenance
@@ -37,13 +38,15 @@ from schedlab.store import write_atomic
 Say = Callable[[str], None]
 # Per study: how its runs become compact tables (and the tables' parts: "" is the main
 # one), and how its figures are drawn.
-COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect}
-PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns")}
+COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect,
+           "brecht": brecht_analysis.collect}
+PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns"),
+         "brecht": ("", "jobs", "placements")}
 # Per study: its results summary (a table of changes with confidence intervals), shown in
 # the notebook and the report beside the study's reading (data/<study>/reading.md).
-SUMMARY = {"kazempour": kazempour_analysis.summary}
+SUMMARY = {"kazempour": kazempour_analysis.summary, "brecht": brecht_analysis.summary}
 DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
-        "demo": demo.draw}
+        "brecht": brecht_analysis.draw, "demo": demo.draw}
 
 
 @dataclass
@@ -103,6 +106,8 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
                      f"measure one run first (bench/bench_gem5.py)")
     if not experiment.implemented:
         lines.append(f"  not runnable yet: {experiment.missing}")
+    elif backend in experiment.unavailable:
+        lines.append(f"  not runnable on {backend} yet: {experiment.unavailable[backend]}")
     for r in requests[:3]:
         lines.append(f"  e.g. {r.label}: {r.machine}, policy {r.policy}, "
                      + ", ".join(j.workload for j in r.jobs)
@@ -119,6 +124,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     experiment = get(name)
     if not experiment.implemented:
         raise UserError(f"{name} is not implemented yet: {experiment.missing}")
+    if backend in experiment.unavailable:
+        raise UserError(f"{name} does not run on {backend} yet: "
+                        f"{experiment.unavailable[backend]}")
     requests = experiment.requests(scale, backend)
     where = table_paths(experiment, scale, backend)
     if source == "auto":
