@@ -65,10 +65,10 @@ PLACEMENT_COLOURS = {"worst-fit": "#4c72b0", "first-fit": "#dd8452", "best-fit":
 WHISKERS = ("points and bars: mean response time (spawn to exit, guest clock) over the runs "
             "of a condition, each run's mean being one sample; whiskers: 90 % confidence "
             "interval, Student's t over those runs (none with one run); n: runs")
-QEMU_TIMING = ("On QEMU the response times are the guest's wall clock on a loaded host "
-               "(16 TCG vCPUs on 2 host cores): they show the placement and response-time "
-               "mechanics, not Hector's NUMA timing; the ring delay does not exist there, so "
-               "runs that differ only in the delay repeat one guest.")
+QEMU_TIMING = ("On QEMU the response times are the guest's wall clock, which follows the "
+               "host's load (16 TCG vCPUs on the host's cores): they show the placement and "
+               "response-time mechanics, not Hector's NUMA timing; the ring delay changes "
+               "only the NUMA distances the guest is told, no memory latency.")
 
 _PLACE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):"
                     r" sched_pool_place: pid=(?P<pid>\d+) tgid=(?P<tgid>\d+) kind=(?P<kind>\w+)"
@@ -286,7 +286,8 @@ def _applications(frame: pd.DataFrame) -> list[str]:
 
 
 def _whiskers(half: pd.Series) -> np.ndarray:
-    return np.nan_to_num(half.to_numpy(float), nan=0.0)
+    """Half-widths; NaN (one run: no interval) draws no whisker."""
+    return half.to_numpy(float)
 
 
 def _lines_over_pool_sizes(jobs: pd.DataFrame, line: str, line_label: str, ctx, dest,
@@ -348,7 +349,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     csv = dest.with_suffix(".csv")
     if name == "brecht-fig1":
         sel = jobs[(jobs["parallelism"] == 4) & (jobs["placement"] == "worst-fit")]
-        out = _lines_over_pool_sizes(sel, "delay", "delay", ctx, dest, WHISKERS + ". "
+        out = _lines_over_pool_sizes(sel, "delay", "ring delay (cycles)", ctx, dest, WHISKERS + ". "
                                      "Parallelism 4, Worst-Fit; lines: the ring delay "
                                      "(cycles)." + _timing_note(ctx))
         response_times(sel, ["delay", "pool_size"]).to_csv(csv, index=False)

@@ -72,10 +72,13 @@ def can_run(backend: str) -> bool:
     return backend == "qemu" or bool(os.environ.get("GEM5"))
 
 
-def table_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
-    """Where the experiment's compact tables live (committed for gem5)."""
+def table_paths(experiment: Experiment, scale: str, backend: str,
+                committed: bool | None = None) -> dict[str, Path]:
+    """Where the experiment's compact tables live: committed (data/) for gem5, and for
+    QEMU tables committed by hand when ``committed`` (study 4's, which cannot run on gem5
+    yet); else results/tables/."""
     parts = PARTS.get(experiment.study, ("",))
-    if backend == "gem5":
+    if backend == "gem5" or committed:
         return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
                 for p in parts}
     root = paths.results_dir() / "tables" / experiment.study
@@ -128,9 +131,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         raise UserError(f"{name} does not run on {backend} yet: "
                         f"{experiment.unavailable[backend]}")
     requests = experiment.requests(scale, backend)
-    where = table_paths(experiment, scale, backend)
     if source == "auto":
         source = "runs" if can_run(backend) else "committed"
+    where = table_paths(experiment, scale, backend, committed=source == "committed")
     if source == "runs":
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
