@@ -65,18 +65,29 @@ def check_run(tables: dict, run_dir: Path) -> None:
     # Response time = end - start (each printed to a microsecond), and the driver's means.
     assert np.allclose(jobs["end_s"] - jobs["start_s"], jobs["response_s"], atol=2e-6)
     assert jobs["response_s"].mean() == pytest.approx(metrics["mean_all"], abs=1e-5)
-    # Every job's threads: --threads of them, all in one pool, on that pool's CPUs.
+    # Every job's threads: --threads of them, all in one pool, on that pool's CPUs (a
+    # thread that ends before its sibling starts may hand its CPU on: seen on a loaded
+    # host, a job of 4 threads on CPUs 12, 13, 13, 13).
     pools = parse_pool_cpus(run["pool_cpus"])
     assert pools == parse_pool_cpus(res["facts"]["sysctl.kernel.sched_pool_cpus"])
     threads = int(args["--threads"])
     for job in jobs.itertuples():
         assert job.threads_placed == threads, job
         (pool,) = [int(p) for p in job.pools.split(",")]
-        cpus = [int(c) for c in job.cpus.split(",")]
-        assert set(cpus) <= set(pools[pool]) and len(set(cpus)) == threads, job
+        assert {int(c) for c in job.cpus.split(",")} <= set(pools[pool]), job
     # The CPUs of no pool (station 0) are never given to a job.
     placed = tables["placements"][tables["placements"]["run_id"] == run_id]
     assert set(placed["cpu"]) <= {c for p in pools for c in p}
+    # Replaying the placements and releases in order: never two threads on one CPU, and
+    # every CPU free at the end.
+    owner: dict[int, int] = {}
+    for ev in placed.itertuples():
+        if ev.event == "place":
+            assert ev.cpu not in owner, ev
+            owner[ev.cpu] = ev.pid
+        else:
+            assert owner.pop(ev.cpu) == ev.pid, ev
+    assert not owner
     # One placement per thread, each released once; first threads by the Worst-Fit rule.
     assert (run["placed_first"], run["placed_expand"]) == (want, want * (threads - 1))
     assert (run["placed_spill"], run["placed_fail"]) == (0, 0)
@@ -103,18 +114,7 @@ def test_fixture_is_fig6s_smoke_matrix(tables):
         assert all(row[k] == v for k, v in r.label.items())
 
 
-def test_placements_replay_to_the_owners_of_every_cpu(tables):
-    """Replaying each run's placements and releases in order: never two threads on one CPU,
-    and every CPU free at the end."""
-    for run_id, g in tables["placements"].groupby("run_id"):
-        owner: dict[int, int] = {}
-        for ev in g.itertuples():
-            if ev.event == "place":
-                assert ev.cpu not in owner, (run_id, ev)
-                owner[ev.cpu] = ev.pid
-            else:
-                assert owner.pop(ev.cpu) == ev.pid, (run_id, ev)
-        assert not owner
+def test_occupancy_has_one_interval_per_thread(tables):
     spans = B.occupancy(tables["placements"])
     assert len(spans) == tables[""]["released"].sum()
     assert (spans["to_s"] >= spans["from_s"]).all()
