@@ -302,6 +302,16 @@ def campaign_options(command):
     return command
 
 
+def _status(e) -> str:
+    if not e.implemented:
+        return f"not yet: {e.missing}"
+    if e.unavailable:
+        runs_on = [b for b in e.backends if b not in e.unavailable]
+        return f"{' or '.join(runs_on)} only: " + "; ".join(
+            f"{b}: {why}" for b, why in e.unavailable.items())
+    return "implemented"
+
+
 def _listing() -> list[dict]:
     from schedlab.campaigns.experiment import registry
     from schedlab.campaigns.reproduce import estimated_hours
@@ -312,7 +322,7 @@ def _listing() -> list[dict]:
                      "runs_smoke": len(e.requests("smoke", "gem5")),
                      "runs_paper": len(e.requests("paper", "gem5")),
                      "hours_smoke": smoke, "hours_paper": paper, "hours_from": how,
-                     "status": "implemented" if e.implemented else f"not yet: {e.missing}"})
+                     "status": _status(e)})
     return rows
 
 

@@ -93,10 +93,10 @@ def test_label_enters_the_run_id(guest_kernel, guest_image):
 
 def test_unimplemented_experiments_say_why_and_refuse_to_run():
     from schedlab.campaigns.reproduce import reproduce
-    e = get("brecht-fig1")
-    assert not e.implemented and "pools" in e.missing
+    e = get("lee-fig9")
+    assert not e.implemented and "region" in e.missing
     with pytest.raises(UserError, match="not implemented yet"):
-        reproduce("brecht-fig1", backend="qemu")
+        reproduce("lee-fig9", backend="qemu")
 
 
 def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():

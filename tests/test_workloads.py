@@ -189,6 +189,26 @@ def test_stream_driver_records_one_response_time_per_job(overlay):
     assert {k for k in jobs if k.startswith("job.1.0.")} == {"job.1.0.pde"}
 
 
+def test_stream_driver_records_each_jobs_pid_start_and_end(overlay):
+    r = run(overlay, "streams", ["--streams", "2", "--threads", "2", "--repeat", "2",
+                                 "--apps", "mm,pde"])
+    assert r.returncode == 0, r.stderr
+    m = W.parse_output(r.stdout)
+    spans = {k[len("span."):]: v.split() for k, v in m.items() if k.startswith("span.")}
+    assert spans.keys() == {k[len("job."):] for k in m if k.startswith("job.")}
+    assert isinstance(m["clock0"], float) and m["clock0"] > 0
+    pids = [int(v[0]) for v in spans.values()]
+    assert len(set(pids)) == len(pids) and min(pids) > 0
+    for key, (_, start, end) in spans.items():
+        # the response time is end - start, each printed to a microsecond
+        assert float(end) - float(start) == pytest.approx(m[f"job.{key}"], abs=2e-6)
+    # a stream's jobs run one after another: each starts after its predecessor ended
+    for s in (0, 1):
+        mine = sorted((int(k.split(".")[1]), float(v[1]), float(v[2]))
+                      for k, v in spans.items() if k.startswith(f"{s}."))
+        assert all(b[1] >= a[2] for a, b in zip(mine, mine[1:])), mine
+
+
 def test_stream_driver_fails_when_a_job_fails(overlay, tmp_path):
     (tmp_path / "mm").write_text("#!/bin/sh\nexit 3\n")
     (tmp_path / "mm").chmod(0o755)

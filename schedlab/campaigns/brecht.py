@@ -1,14 +1,22 @@
-"""Study 4, processor pool-based scheduling on NUMA (Brecht): its experiments, defined and
-costed.
+"""Study 4, processor pool-based scheduling on NUMA (Brecht): its experiments.
 
 The guest kernel has processor pools (kernel-patches 0019-0023: pools of CPUs,
 First-/Best-/Worst-Fit placement of a job's first thread, expansion into the job's pools,
 one thread per processor) and ``policies.toml`` registers the ``pools-<size>-<placement>``
 policies used here, which make the ``streams`` driver's applications pool jobs
-(``--pool-jobs 1``). Not runnable as figures yet: the study's analysis is not written and
-Hector's runs on gem5 (about 70 minutes of host time each) are not made practical. The matrices are the paper's on Hector (16
-processors in 4 stations; station 0 for the system, jobs on stations 1-3), so the listing
-shows their size and cost. Repetitions differ in the streams' start offsets.
+(``--pool-jobs 1``). The analysis (``schedlab/analysis/brecht.py``) turns each run's
+driver output and pool tracepoints into response times per application with 90 %
+intervals and placement snapshots.
+
+The matrices are the paper's on Hector (16 processors in 4 stations; station 0 for the
+system, jobs on stations 1-3), listed and costed for both backends. They run on QEMU
+(16 TCG vCPUs on the host's cores: about 30 s of host time per smoke run on a 2-core host
+shared with two gem5 simulations), which shows the placements and the response-time
+mechanics but not Hector's NUMA timing (QEMU models no latencies, so the ring delay changes
+nothing there). They refuse gem5 for now: one Hector run there takes about 70 minutes of
+host time for a short memlat region (bench/gem5.md), and a streams run is far longer, so
+even fig1's smoke matrix (30 runs) is out of reach until Hector's streams runs are measured
+in bench/ and made cheaper. Repetitions differ in the streams' start offsets.
 """
 
 from __future__ import annotations
@@ -16,20 +24,30 @@ from __future__ import annotations
 from schedlab.campaigns.experiment import Experiment
 from schedlab.runs import RunRequest, WorkloadRequest
 
-MISSING = ("needs the study's analysis (response times per application with 90 % "
-           "intervals, placement snapshots) and Hector's gem5 runs made practical and "
-           "measured in bench/; the pools scheduler and the streams' pool jobs exist "
-           "(tests/test_pools_qemu.py)")
+GEM5_UNAVAILABLE = ("Hector's gem5 runs take about 70 min of host time each for a short "
+                    "memlat region (bench/gem5.md) and a streams run is longer: not practical "
+                    "until measured in bench/ and made cheaper; run --backend qemu for "
+                    "placement and response-time mechanics (not NUMA timing)")
 REPETITION = "the streams' start offset (0, 1, 2 ... ms)"
 POOL_SIZES = (1, 2, 3, 6, 12)   # processors per pool: 12x1 ... 1x12 over the 12 job CPUs
 SIZE_OF = {2: "paper_p2", 4: "paper", 6: "paper_p6", 8: "paper_p8"}
 REPS = {"smoke": 2, "paper": 5}
 
 
+JOB_CPUS = 12                   # Hector's stations 1-3
+# The paper's application sets (workloads/streams/workload.toml's paper sizes).
+APPS = {2: "fft,hough,mm,pde,simplex", 4: "fft,hough,mm,pde,simplex",
+        8: "fft,hough,mm,pde,simplex", 6: "hough,mm,simplex"}
+
+
 def _streams(parallelism: int, scale: str, delay_ms: float) -> WorkloadRequest:
     if scale == "smoke":
+        # The paper's streams (12 / parallelism: every job CPU busy, none short) and
+        # applications, one round instead of 15.
         return WorkloadRequest("streams", size="smoke", start_delay_ms=delay_ms,
-                               args=("--threads", str(parallelism)))
+                               args=("--streams", str(JOB_CPUS // parallelism),
+                                     "--threads", str(parallelism), "--repeat", "1",
+                                     "--apps", APPS[parallelism]))
     return WorkloadRequest("streams", size=SIZE_OF[parallelism], start_delay_ms=delay_ms)
 
 
@@ -54,9 +72,10 @@ def _matrix(delays, parallelisms, pools, placements):
 
 def _experiment(name, title, matrix, metric="mean_all") -> Experiment:
     return Experiment(name=name, study="brecht", kind="figure", title=title, matrix=matrix,
-                      metric=metric, repetition=REPETITION, missing=MISSING,
-                      reductions={"smoke": "streams of one round of the smoke kernels, 2 "
-                                           "repetitions (paper: 15 rounds of each application)"})
+                      metric=metric, repetition=REPETITION,
+                      unavailable={"gem5": GEM5_UNAVAILABLE},
+                      reductions={"smoke": "one round of each stream's applications (paper: 15), "
+                                           "2 repetitions (paper: 5)"})
 
 
 EXPERIMENTS = (

@@ -39,7 +39,9 @@ class Experiment:
     ``matrix(scale, backend)`` returns the run requests; ``draw`` (in
     :mod:`schedlab.analysis.studies`) turns their results table into the figure. An
     experiment that cannot run yet says why in ``missing`` (for instance the scheduler it
-    needs is not written yet); it is still listed and costed.
+    needs is not written yet); it is still listed and costed. An experiment that runs, but
+    not yet on every backend, says why per backend in ``unavailable``: its runs on that
+    backend are listed and costed, and ``reproduce`` refuses them with that reason.
     """
 
     name: str
@@ -53,6 +55,7 @@ class Experiment:
     missing: str = ""                           # why it cannot run yet ("" = implemented)
     notes: str = ""                             # where the model differs, shown on the figure
     backends: tuple[str, ...] = ("gem5", "qemu")
+    unavailable: dict[str, str] = field(default_factory=dict)  # backend -> why not yet
 
     @property
     def implemented(self) -> bool:

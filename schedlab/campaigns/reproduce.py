@@ -22,6 +22,7 @@ from typing import Callable
 import pandas as pd
 
 from schedlab import paths
+from schedlab.analysis import brecht as brecht_analysis
 from schedlab.analysis import demarchi as demarchi_analysis
 from schedlab.analysis import kazempour as kazempour_analysis
 from schedlab.analysis.figures import FigureContext, provenance
@@ -39,15 +40,17 @@ Say = Callable[[str], None]
 # Per study: how its runs become compact tables (and the tables' parts: "" is the main
 # one; an experiment named here keeps other parts than its study's), and how its figures
 # are drawn.
-COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect}
+COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect,
+           "brecht": brecht_analysis.collect}
 PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns"),
+         "brecht": ("", "jobs", "placements"),
          # Only the migrations map needs study 2's turns table.
          "demarchi-fig3": ("", "samples", "turns")}
 # Per study: its results summary (a table of changes with confidence intervals), shown in
 # the notebook and the report beside the study's reading (data/<study>/reading.md).
-SUMMARY = {"kazempour": kazempour_analysis.summary}
+SUMMARY = {"kazempour": kazempour_analysis.summary, "brecht": brecht_analysis.summary}
 DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
-        "demo": demo.draw}
+        "brecht": brecht_analysis.draw, "demo": demo.draw}
 
 
 @dataclass
@@ -73,10 +76,13 @@ def can_run(backend: str) -> bool:
     return backend == "qemu" or bool(os.environ.get("GEM5"))
 
 
-def table_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
-    """Where the experiment's compact tables live (committed for gem5)."""
+def table_paths(experiment: Experiment, scale: str, backend: str,
+                committed: bool | None = None) -> dict[str, Path]:
+    """Where the experiment's compact tables live: committed (data/) for gem5, and for
+    QEMU tables committed by hand when ``committed`` (study 4's, which cannot run on gem5
+    yet); else results/tables/."""
     parts = PARTS.get(experiment.name, PARTS.get(experiment.study, ("",)))
-    if backend == "gem5":
+    if backend == "gem5" or committed:
         return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
                 for p in parts}
     root = paths.results_dir() / "tables" / experiment.study
@@ -140,6 +146,8 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
                      f"measure one run first (bench/bench_gem5.py)")
     if not experiment.implemented:
         lines.append(f"  not runnable yet: {experiment.missing}")
+    elif backend in experiment.unavailable:
+        lines.append(f"  not runnable on {backend} yet: {experiment.unavailable[backend]}")
     for r in requests[:3]:
         lines.append(f"  e.g. {r.label}: {r.machine}, policy {r.policy}, "
                      + ", ".join(j.workload for j in r.jobs)
@@ -156,10 +164,13 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     experiment = get(name)
     if not experiment.implemented:
         raise UserError(f"{name} is not implemented yet: {experiment.missing}")
+    if backend in experiment.unavailable:
+        raise UserError(f"{name} does not run on {backend} yet: "
+                        f"{experiment.unavailable[backend]}")
     requests = experiment.requests(scale, backend)
-    where = table_paths(experiment, scale, backend)
     if source == "auto":
         source = "runs" if can_run(backend) else "committed"
+    where = table_paths(experiment, scale, backend, committed=source == "committed")
     if source == "runs":
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "

@@ -6,7 +6,12 @@
  * Stream s runs --repeat rounds of the --apps list rotated by s places (so streams do not run
  * the same kernel in lock-step), each job as `<bindir>/<app> --threads P`.  Kernels print
  * their own results (discarded here: their exit status is their check).  Output: one line
- * job.<stream>.<index>.<app>=<seconds> per job, then per-application and overall means.
+ * job.<stream>.<index>.<app>=<seconds> per job (its response time), then per-application
+ * and overall means; and per job a line span.<stream>.<index>.<app>=<pid> <start> <end>:
+ * the job's process id and the seconds from the streams' common start to its spawn and to
+ * its exit (the response time is end - start), with clock0, that common start on the
+ * guest's CLOCK_MONOTONIC, so the analysis can place each job in time and find its threads
+ * in the scheduler's trace.
  *
  * With --pool-jobs 1 every job this driver spawns is a job of the kernel's processor pools
  * (PR_SCHED_POOLS_SPAWN, the sched/pools patches of kernel-patches/): its threads are
@@ -37,6 +42,7 @@ static double t_start;
 struct stream {
 	int id;
 	double *resp, *start;
+	pid_t *pid;
 	int failed;
 };
 
@@ -63,6 +69,7 @@ static void *run_stream(void *v)
 			;
 		s->start[k] = t0 - t_start;
 		s->resp[k] = wl_now() - t0;
+		s->pid[k] = pid;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			s->failed = k + 1;
 			break;
@@ -122,7 +129,8 @@ int main(int argc, char **argv)
 		st[s].failed = 0;
 		st[s].resp = calloc(njobs, sizeof(double));
 		st[s].start = calloc(njobs, sizeof(double));
-		if (!st[s].resp || !st[s].start)
+		st[s].pid = calloc(njobs, sizeof(pid_t));
+		if (!st[s].resp || !st[s].start || !st[s].pid)
 			wl_die("out of memory");
 		if (pthread_create(&tid[s], NULL, run_stream, &st[s]))
 			wl_die("cannot start stream %d", s);
@@ -154,6 +162,11 @@ int main(int argc, char **argv)
 				}
 		printf("mean.%s=%.6f\n", apps[a], sum / cnt);
 	}
+	printf("clock0=%.6f\n", t_start);
+	for (int s = 0; s < nstreams; s++)
+		for (int k = 0; k < njobs; k++)
+			printf("span.%d.%d.%s=%d %.6f %.6f\n", s, k, apps[(k + s) % napps],
+			       (int)st[s].pid[k], st[s].start[k], st[s].start[k] + st[s].resp[k]);
 	printf("mean_all=%.6f\nseconds=%.6f\n", sum_all / (nstreams * njobs), total);
 	return 0;
 }
