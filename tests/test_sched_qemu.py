@@ -282,6 +282,10 @@ def test_runner_prints_summary_and_keeps_migrations_map(kernel, tmp_path):
 
     metrics = json.loads((run_dir / "results.json").read_text())["jobs"][0]["metrics"]
     assert metrics["declared_affinity"] == 1 and metrics["verified"] == 1
+    # The guest kernel has rseq, so the map comes from each thread's rseq area, which any
+    # simulator keeps right (gem5 does not model the vDSO's LSL), and names real CPUs.
+    assert metrics["getcpu"] == "rseq", metrics
+    assert {c for cpus in cpu_map.values() for c in cpus} <= set(range(4)), cpu_map
     assert all(metrics[f"{c}_placements"] > 0 for c in mixer.PRODUCERS), metrics
 
 

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -199,6 +200,35 @@ static void read_kernel_counters(struct task *t)
 	fclose(f);
 }
 
+/*
+ * The migrations map is sched_getcpu() at every sample. glibc reads it from the
+ * thread's rseq area where the kernel has rseq, else through the vDSO, which on
+ * x86 uses LSL on a per-CPU segment; gem5 v24 does not model LSL and leaves the
+ * selector itself (123) in the result. Check it once per thread against the
+ * kernel's own answer, so that a map cannot be silently wrong.
+ */
+static void check_getcpu(const struct task *t)
+{
+	unsigned int kernel_cpu = 0;
+	int tries, before = -1, after = -1;
+
+#ifdef FAKE_CPUS	/* tests/test_mixer.py's stand-in getcpu is not the kernel's */
+	return;
+#endif
+	for (tries = 0; tries < 3; tries++) {
+		before = sched_getcpu();
+		if (syscall(SYS_getcpu, &kernel_cpu, NULL, NULL))
+			return;		/* nothing to check against */
+		after = sched_getcpu();
+		if (before == (int)kernel_cpu && after == (int)kernel_cpu)
+			return;		/* else it may have moved between the calls */
+	}
+	pthread_mutex_lock(&fatal_lock);
+	fprintf(stderr, "mixer: %s: sched_getcpu() says CPU %d but the kernel says CPU %u: build the guest kernel with CONFIG_RSEQ, so that glibc reads the CPU from rseq rather than through the vDSO's LSL\n",
+		task_name[t->id], before, kernel_cpu);
+	exit(1);
+}
+
 static void *task_main(void *arg)
 {
 	struct task *t = arg;
@@ -216,6 +246,7 @@ static void *task_main(void *arg)
 		return NULL;
 	}
 	t->tid = (pid_t)syscall(SYS_gettid);
+	check_getcpu(t);
 	/* Every tid is known after the first barrier: declare, then start */
 	pthread_barrier_wait(&start_barrier);
 	if (declare_affinity) {
@@ -641,6 +672,7 @@ int main(int argc, char **argv)
 	printf("sched=%s\n", use_fifo ? "fifo" : "other");
 	printf("sched_fallback=%d\n", sched_fallback);
 	printf("declared_affinity=%d\n", declare_affinity);
+	printf("getcpu=%s\n", __rseq_size ? "rseq" : "vdso");
 	printf("checksum=%016llx\n", (unsigned long long)out_checksum);
 	print_stats();
 	write_outputs();
