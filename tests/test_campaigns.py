@@ -91,12 +91,20 @@ def test_label_enters_the_run_id(guest_kernel, guest_image):
     assert one.spec["label"] == {"condition": "a"}
 
 
-def test_unimplemented_experiments_say_why_and_refuse_to_run():
+def test_unimplemented_experiments_say_why_and_refuse_to_run(monkeypatch):
+    import dataclasses
+
+    from schedlab.campaigns import experiment
     from schedlab.campaigns.reproduce import reproduce
-    e = get("lee-fig9")
-    assert not e.implemented and "region" in e.missing
-    with pytest.raises(UserError, match="not implemented yet"):
-        reproduce("lee-fig9", backend="qemu")
+    missing = dataclasses.replace(get("lee-fig9"), name="x-missing", missing="no scheduler yet")
+    real = experiment.registry
+    monkeypatch.setattr(experiment, "registry", lambda: {**real(), "x-missing": missing})
+    assert not get("x-missing").implemented
+    with pytest.raises(UserError, match="not implemented yet: no scheduler yet"):
+        reproduce("x-missing", backend="qemu")
+    # An experiment that runs on QEMU but not yet on gem5 says why.
+    with pytest.raises(UserError, match="does not run on gem5 yet: memlat counts"):
+        reproduce("lee-fig9", backend="gem5")
 
 
 def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():

@@ -4,24 +4,48 @@ The guest kernel has region scheduling (kernel-patches 0012-0018: regions, worki
 page-touch faults, micro-scheduling, balancing, unification, partitioning that can favour
 one process, the revert rule) and ``policies.toml`` has the policies named below
 (``region-balance``, ``region-unify``, ``region-confine``, ``region-partition``), whose
-launcher option makes the run's workloads join. Not runnable yet: the matrices' run lengths
-are the paper's measurement windows, but regions are mapped only after the first regioning
-period (1 s by default, 100 ms at least), so each experiment still needs its regioning
-timings and a warm-up that lets the regions form before its region of interest. The cost
-of a micro-schedule (``lee-overheads``) is measured by bench/bench_regions.py meanwhile.
-Machines: Clovertown X5365 (2 x 4 MB L2) and Westmere X5660 (2 x 12 MB L3).
+launcher option makes the run's workloads join. The analysis is
+``schedlab/analysis/lee.py``. Machines: Clovertown X5365 (2 x 4 MB L2) and Westmere X5660
+(2 x 12 MB L3).
+
+**Regioning timings and warm-up.** Regions are formed in regioning phases and mapped to
+caches only when a phase ends, so every run's region of interest (ROI) begins after a
+warm-up in which its processes' first phase has run (:data:`TIMINGS`, per backend and
+scale; each run sets them with its sysctls, :func:`regioning_sysctl`). How the kernel
+schedules a phase (kernel-patches/0014, ``task_region_work()``): the work of a
+participating process runs at most every 100 ms (the access-bit scan, ``REGION_SCAN_MS``),
+so a phase starts at the first scan at least ``kernel.sched_region_period_ms`` (P) after
+the process joined (the launcher joins it before it executes), and ends at the first scan
+at least ``kernel.sched_region_phase_ms`` (F) after it began, where the regions it formed
+are mapped; the next phase starts at the first scan after the next period. With F below
+the scan interval a phase therefore lasts one scan (100 ms), regions are mapped about
+P + 100 ms after the start, and the next phase begins about max(2P, P + 200 ms) after the
+start: the ROI must lie in that window to measure mapped regions without a phase.
+
+What q (``kernel.sched_region_merge_us``) must satisfy: during a phase every private page
+faults once, at its first touch; a page touched less than q after the previously touched
+one joins its region (a seed joins at the first such touch, two regions merge at the
+fourth). memlat's two arrays become two regions only if q is *above* the time between
+consecutive first touches inside one array (one hinting fault plus the accesses to reach an
+untouched page, up to about one access per page of the array at the end of a lap) and
+*below* the gap between the last first touch in one array and the first in the other (the
+rest of a visit after its first lap: (access time - about pages x ln(pages)) accesses). A
+visit shorter than a lap (2^12 accesses for arrays of 2 MiB or more: 512 x ln 512 is about
+3,200 accesses, plus a fault per page) links the arrays while their pages are still being
+discovered, and they become one region whatever q is: the figure's regions column shows it.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from schedlab.campaigns.experiment import Experiment
 from schedlab.runs import RunRequest, WorkloadRequest
 
 MACHINES = ("clovertown-x5365", "westmere-x5660")
-MISSING = ("needs regioning timings and a warm-up per experiment (regions are mapped only "
-           "after the first regioning period; kernel.sched_region_period_ms)")
-REPETITION = "memlat's traversal seed (--seed)"
+REPETITION = "memlat's traversal seed (--seed); the other programs' start offsets"
 REPS = {"smoke": 2, "paper": 5}
+# The ROI's length (seconds of guest time after the warm-up).
 REGION_S = {"smoke": 0.02, "paper": 1.0}
 # Fig. 9: two equal regions per memlat ("2^2 2MB" = two 2 MB regions) and access times.
 REGION_SIZES = {"smoke": ("1MiB", "2MiB", "4MiB"), "paper": ("1MiB", "2MiB", "4MiB", "8MiB")}
@@ -29,8 +53,85 @@ ACCESS_TIMES = {"smoke": (2**12, 2**16), "paper": tuple(2**k for k in range(11, 
 SPEC = ("libquantum", "povray", "namd", "sphinx", "omnetpp", "h264ref")
 
 
-def _memlat(size: str, access: int, seed: int, scale: str, cpus=None) -> WorkloadRequest:
-    return WorkloadRequest("memlat", size="paper", cpus=cpus, duration=REGION_S[scale],
+@dataclass(frozen=True)
+class Regioning:
+    """The regioning timings of a run and the warm-up before its ROI (see the module)."""
+
+    period_ms: int          # kernel.sched_region_period_ms (P, at least 100)
+    phase_ms: int           # kernel.sched_region_phase_ms (F)
+    merge_us: int           # kernel.sched_region_merge_us (q)
+    warmup_s: float         # the job runs this long before its ROI
+
+    @property
+    def mapped_s(self) -> float:
+        """At the latest, about when the first phase's regions are mapped after the process
+        started: the first scan at least P after it joined, plus the scans until one at
+        least F after that (one more when the scan that started the phase ran a tick late,
+        as it does when its page walk takes longer than a tick)."""
+        return self.period_ms / 1000 + (self.phase_ms // 100 + 1) * SCAN_S
+
+    @property
+    def next_phase_s(self) -> float:
+        """About when the second phase starts: the first scan after the next period, and
+        never before the scan that follows the one that ended the first phase."""
+        return max(2 * self.period_ms / 1000, self.mapped_s + SCAN_S)
+
+    def sysctl(self) -> tuple[tuple[str, str], ...]:
+        return (("kernel.sched_region_merge_us", str(self.merge_us)),
+                ("kernel.sched_region_period_ms", str(self.period_ms)),
+                ("kernel.sched_region_phase_ms", str(self.phase_ms)))
+
+
+SCAN_S = 0.1                # REGION_SCAN_MS of kernel-patches/0014
+# gem5, smoke: the shortest period (100 ms) keeps the Atomic warm-up short (each 0.1 s of
+# warm-up is about 0.3 G instructions of one busy core). Regions are mapped about 0.2 s
+# after the start and the second phase begins about 0.3 s after it: the 20 ms ROI starts at
+# 0.24 s, 40 ms after the mapping and 40 ms before that phase, margins for the scan's tick
+# and memlat's set-up (a few ms of Atomic time for two 4 MiB arrays). q is the kernel's
+# default 100 us: on the Atomic cores a hinting fault costs some 10 K instructions (a few
+# us at 2.7-3 GHz) and a late-lap step one access per page (1,024 pages of a 4 MiB array at
+# a few to 30 ns each: up to 30 us), both below q; the rest of a 2^16-access visit after
+# its lap (more than 55,000 accesses, at least about 170 us) is above it.
+# gem5, paper: the kernel's default period (1 s); the 1 s ROI starts at 1.2 s, after the
+# first mapping (1.1 s), and holds the second phase (about 2 s), as any second of a
+# regioned program's steady state does (a phase of one scan every second: 10 % of the time).
+# QEMU: TCG takes tens of microseconds to milliseconds per hinting fault on a loaded host
+# and memlat's set-up of two 1 MiB arrays took 0.25 s there (2026-11-23, a host shared with
+# two gem5 simulations), so its timings are tests/test_regions_qemu.py's (q = 1 ms, phases
+# of 300 ms every second, which let a first lap finish inside one phase) and the warm-up
+# waits for the first mapping (about 1.4 s) with the ROI before the second phase (2 s).
+TIMINGS = {
+    ("gem5", "smoke"): Regioning(period_ms=100, phase_ms=10, merge_us=100, warmup_s=0.24),
+    ("gem5", "paper"): Regioning(period_ms=1000, phase_ms=10, merge_us=100, warmup_s=1.2),
+    ("qemu", "smoke"): Regioning(period_ms=1000, phase_ms=300, merge_us=1000, warmup_s=1.6),
+    ("qemu", "paper"): Regioning(period_ms=1000, phase_ms=300, merge_us=1000, warmup_s=1.6),
+}
+
+
+def regioning(backend: str, scale: str) -> Regioning:
+    return TIMINGS[(backend, scale)]
+
+
+def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
+    return regioning(backend, scale).sysctl()
+
+
+# Workloads that report over their whole life (memlat's accesses per second, the media
+# server's response times, the ray tracer's elapsed time): with a warm-up that lets the
+# regions form, most of that life is before the ROI, and on gem5 on the Atomic cores.
+WHOLE_LIFE = ("{what} over its whole life, warm-up included (on gem5 the warm-up runs on "
+              "the Atomic cores), so it does not measure the region of interest; needs "
+              "{workload} to report from the ROI's start (a change to the workloads, whose "
+              "common hash is in every study's run ids: to be coordinated)")
+MEMLAT_WHOLE_LIFE = WHOLE_LIFE.format(what="memlat counts its accesses per second",
+                                      workload="memlat")
+
+
+def _memlat(size: str, access: int, seed: int, scale: str, backend: str, cpus=None,
+            job: bool = True) -> WorkloadRequest:
+    warm = regioning(backend, scale).warmup_s if job else 0.0
+    return WorkloadRequest("memlat", size="paper", cpus=cpus,
+                           duration=REGION_S[scale] if job else None, warmup=warm,
                            args=("--region-size", size, "--access-time", str(access),
                                  "--seed", str(seed)))
 
@@ -44,10 +145,18 @@ def _fig9(scale, backend):
                     for rep in range(REPS[scale]):
                         out.append(RunRequest(
                             machine=machine, backend=backend, policy=policy,
-                            jobs=(_memlat(size, access, rep + 1, scale),),
+                            sysctl=regioning_sysctl(backend, scale),
+                            jobs=(_memlat(size, access, rep + 1, scale, backend),),
                             label={"machine": machine, "region_size": size,
                                    "access_time": access, "policy": policy, "rep": rep}))
     return out
+
+
+def _benchmark(bench: str, scale: str, backend: str, delay_ms: float = 0.0):
+    # The paper size: the smoke sizes end in about 0.1 s of guest time, inside the warm-up;
+    # the duration stops it at the ROI's end.
+    return WorkloadRequest(bench, size="paper", duration=REGION_S[scale],
+                           warmup=regioning(backend, scale).warmup_s, start_delay_ms=delay_ms)
 
 
 def _fig17(scale, backend):
@@ -60,10 +169,12 @@ def _fig17(scale, backend):
                 for rep in range(REPS[scale]):
                     out.append(RunRequest(
                         machine=machine, backend=backend, policy=policy,
-                        jobs=(WorkloadRequest(bench, size=scale, duration=REGION_S[scale]),),
-                        background=(_memlat(big[machine], 2**16, rep + 1, scale),
-                                    _memlat(big[machine], 2**16, rep + 2, scale),
-                                    _memlat(small[machine], 2**16, rep + 3, scale)),
+                        sysctl=regioning_sysctl(backend, scale),
+                        attribute_tasks=backend == "gem5",
+                        jobs=(_benchmark(bench, scale, backend),),
+                        background=tuple(_memlat(s, 2**16, rep + k, scale, backend, job=False)
+                                         for k, s in ((1, big[machine]), (2, big[machine]),
+                                                      (3, small[machine]))),
                         label={"machine": machine, "benchmark": bench, "policy": policy,
                                "rep": rep}))
     return out
@@ -77,53 +188,83 @@ def _spec_unify(scale, backend):
                 for rep in range(REPS[scale]):
                     out.append(RunRequest(
                         machine=machine, backend=backend, policy=policy,
-                        jobs=(WorkloadRequest(bench, size=scale, duration=REGION_S[scale],
-                                              start_delay_ms=0.3 * rep),),
+                        sysctl=regioning_sysctl(backend, scale),
+                        attribute_tasks=backend == "gem5",
+                        jobs=(_benchmark(bench, scale, backend, 0.3 * rep),),
                         label={"machine": machine, "benchmark": bench, "policy": policy,
                                "rep": rep}))
     return out
 
 
-def _consolidated(main: str, other: str):
+def _consolidated(main: str, other: str, smoke_args: tuple[str, ...] = ()):
+    """The main program alone, beside ``other`` under the default scheduler, and beside it
+    with partitioning that favours the main program. The main program runs to its end
+    (its whole life is the measurement), so it has no warm-up: its first P + 100 ms or so
+    run with its regions not yet mapped. ``smoke_args``: added to its smoke size."""
     def matrix(scale, backend):
         out = []
         for machine in MACHINES:
             for policy in ("alone", "vanilla", "region-partition"):
                 for rep in range(REPS[scale]):
                     background = () if policy == "alone" else (
-                        WorkloadRequest(other, size=scale, duration=REGION_S[scale] * 2,
-                                        start_delay_ms=0.3 * rep),)
+                        WorkloadRequest(other, size="paper", start_delay_ms=0.3 * rep),)
                     out.append(RunRequest(
                         machine=machine, backend=backend,
                         policy="vanilla" if policy == "alone" else policy,
-                        jobs=(WorkloadRequest(main, size=scale, duration=REGION_S[scale],
-                                              start_delay_ms=0.2 * rep),),
+                        sysctl=regioning_sysctl(backend, scale),
+                        jobs=(WorkloadRequest(main, size=scale, start_delay_ms=0.2 * rep,
+                                              args=smoke_args if scale == "smoke" else ()),),
                         background=background,
                         label={"machine": machine, "condition": policy, "rep": rep}))
         return out
     return matrix
 
 
-def _experiment(name, title, matrix, metric) -> Experiment:
+def _reductions(extra: str = "") -> dict[str, str]:
+    g, q = TIMINGS[("gem5", "smoke")], TIMINGS[("qemu", "smoke")]
+    timing = (f"regioning every {g.period_ms} ms on gem5 (paper scale and the kernel: 1000 "
+              f"ms), {g.warmup_s:g} s warm-up so the first phase's regions are mapped "
+              f"before the ROI, which lies between two phases (no regioning cost inside "
+              f"it); QEMU: phases of {q.phase_ms} ms every {q.period_ms} ms, q = "
+              f"{q.merge_us} us, {q.warmup_s:g} s warm-up")
+    return {"smoke": "; ".join(p for p in (extra, timing, "2 repetitions") if p)}
+
+
+def _experiment(name, title, matrix, metric, extra="", unavailable=None) -> Experiment:
     return Experiment(name=name, study="lee", kind="figure", title=title, matrix=matrix,
-                      metric=metric, repetition=REPETITION, missing=MISSING,
-                      reductions={"smoke": "20 ms regions, fewer working sets and access "
-                                           "times, 2 repetitions"})
+                      metric=metric, repetition=REPETITION,
+                      unavailable=unavailable or {}, reductions=_reductions(extra))
 
 
 EXPERIMENTS = (
     _experiment("lee-fig9", "Two-region memlat, unification vs confinement, over working set "
-                "and access time; micro-schedules per second", _fig9, "accesses_per_sec"),
+                "and access time; micro-schedules per second", _fig9, "accesses_per_sec",
+                "20 ms ROI, working sets up to 2 x 4 MiB, access times 2^12 and 2^16",
+                {"gem5": MEMLAT_WHOLE_LIFE}),
     _experiment("lee-fig17", "Cache balancing: two large memlats, one small memlat and a "
-                "SPEC-like benchmark, speed-up with balancing", _fig17, "task_ipc"),
+                "SPEC-like benchmark, speed-up with balancing", _fig17, "task_ipc",
+                "20 ms ROI"),
     _experiment("lee-fig18-23", "Cache loads over time, regions per cache, unification "
                 "speed-ups and misses, micro-scheduling, merge and teardown counts for the "
-                "SPEC CPU2006-like programs", _spec_unify, "task_ipc"),
+                "SPEC CPU2006-like programs", _spec_unify, "task_ipc", "20 ms ROI"),
     _experiment("lee-fig24", "Response-time distribution of a media server: alone, "
                 "consolidated with the default scheduler, with region scheduling",
-                _consolidated("mediaserver", "omnetpp"), "p99_ms"),
+                _consolidated("mediaserver", "omnetpp", ("--requests", "600")), "p99_ms",
+                "600 requests at 200/s (3 s, about twice QEMU's time to the first mapping; "
+                "paper: 300 at 30/s)",
+                {"gem5": WHOLE_LIFE.format(what="the media server reports response times",
+                                           workload="the media server")}),
     _experiment("lee-fig25", "Parallel ray tracer consolidated with omnetpp: elapsed and CPU "
-                "time, cache misses", _consolidated("raytrace", "omnetpp"), "wall_s"),
+                "time, cache misses", _consolidated("raytrace", "omnetpp"), "wall_s",
+                "the ray tracer's smoke size (160 x 120, 2 samples, 2 threads: it may end before "
+                "its regions are mapped)",
+                {"gem5": "the ray tracer's elapsed and CPU time cover its whole life, and "
+                         "its first ~0.2 s run without mapped regions; a whole smoke "
+                         "ray trace on detailed cores (about 0.1 G instructions per "
+                         "thread beside omnetpp) is not costed in bench/ yet"}),
     _experiment("lee-overheads", "Cost of one micro-schedule (cycles) and the total overhead "
-                "at about 700 micro-schedules per second", _fig9, "micro_schedule_cycles"),
+                "at about 700 micro-schedules per second", _fig9, "micro_schedule_cycles",
+                "20 ms ROI, working sets up to 2 x 4 MiB, access times 2^12 and 2^16",
+                {"gem5": MEMLAT_WHOLE_LIFE + "; measured meanwhile by "
+                         "bench/bench_regions.py (bench/gem5.md)"}),
 )

@@ -25,6 +25,7 @@ from schedlab import paths
 from schedlab.analysis import brecht as brecht_analysis
 from schedlab.analysis import demarchi as demarchi_analysis
 from schedlab.analysis import kazempour as kazempour_analysis
+from schedlab.analysis import lee as lee_analysis
 from schedlab.analysis.figures import FigureContext, provenance
 from schedlab.analysis.store import (DATA, committed_path, load_committed, save_committed,
                                      update_store)
@@ -41,16 +42,17 @@ Say = Callable[[str], None]
 # one; an experiment named here keeps other parts than its study's), and how its figures
 # are drawn.
 COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect,
-           "brecht": brecht_analysis.collect}
+           "brecht": brecht_analysis.collect, "lee": lee_analysis.collect}
 PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns"),
-         "brecht": ("", "jobs", "placements"),
+         "brecht": ("", "jobs", "placements"), "lee": ("", "events"),
          # Only the migrations map needs study 2's turns table.
          "demarchi-fig3": ("", "samples", "turns")}
 # Per study: its results summary (a table of changes with confidence intervals), shown in
 # the notebook and the report beside the study's reading (data/<study>/reading.md).
-SUMMARY = {"kazempour": kazempour_analysis.summary, "brecht": brecht_analysis.summary}
+SUMMARY = {"kazempour": kazempour_analysis.summary, "brecht": brecht_analysis.summary,
+           "lee": lee_analysis.summary}
 DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
-        "brecht": brecht_analysis.draw, "demo": demo.draw}
+        "brecht": brecht_analysis.draw, "lee": lee_analysis.draw, "demo": demo.draw}
 
 
 @dataclass

@@ -1,0 +1,422 @@
+"""Study 3's tables and figures: region scheduling, from the region tracepoints.
+
+Every region policy traces ``sched_region_change`` (a region formed from seeds: regular;
+mapped to a cache: local, with the cache; unmapped: regular; merged away or torn down:
+seed), ``sched_region_micro_schedule`` (a thread moved to the cache of the region it
+touched) and ``sched_process_exec`` (a program's start, which puts each job's region of
+interest on the trace's clock: the launcher starts the ROI ``warmup`` seconds after it
+forked the job, and the job executes at once). Compact tables:
+
+- ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates,
+  the program's own ``key=value`` output such as memlat's ``accesses_per_sec`` and
+  ``ns_per_access``, the media server's ``p99_ms``, ``wall_s``, on gem5 the ROI's and the
+  job's attributed counters, provenance), plus ``cpu_s`` (user + system time) and, from the
+  trace: the ROI's start and end (``roi_start_s``, ``roi_end_s``, seconds after the job's
+  exec), ``first_local_s`` (its first region mapped), ``local_at_roi`` and
+  ``caches_at_roi`` (its regions mapped when the ROI began, and the caches holding them),
+  ``largest_local_pages``, ``micro_schedules`` (in the whole trace), ``micro_in_roi`` and
+  ``micro_per_s`` (per second of the ROI; without a duration, per second of the job's
+  life), ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
+  ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
+- ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
+  the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
+  region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
+
+The trace does not count merges of single pages into regions, nor tell a teardown from a
+merge (both free a region); those counters are in ``/proc/<pid>/sched_regions``, which the
+runner does not keep yet. A cache's load here is the pages of the regions mapped to it
+(the kernel's load uses working-set estimates). On QEMU the trace clock ("global": TCG's
+TSC is unstable) and the guest's clock may differ by tens of milliseconds, so the ROI's
+edges on the trace's clock are that uncertain there; the exec anchors both on the trace's
+clock, so only the launcher's own delay (fork to exec) separates them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from schedlab.analysis.brecht import trace_lost
+from schedlab.analysis.figures import (WHISKERS, FigureContext, condition_stats, finish,
+                                       metric_label, paired_bars)
+from schedlab.analysis.tables import rows
+
+_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):"
+                   r" (?P<event>sched_\w+): (?P<rest>.*)$")
+_FIELDS = re.compile(r"(\w+)=(\S+)")
+POLICY_COLOURS = {"region-confine": "#4c72b0", "region-unify": "#dd8452",
+                  "vanilla": "#4c72b0", "region-balance": "#dd8452",
+                  "region-partition": "#55a868", "alone": "#8c8c8c"}
+CACHE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
+
+
+def parse_region_trace(text: str) -> pd.DataFrame:
+    """The region and exec tracepoints of a tracefs ``trace`` file, in order: ts (s, trace
+    clock), event (change, micro, exec), tgid (exec: the pid), region, type, llc, pages,
+    src_cpu, dst_cpu, filename (exec)."""
+    out = []
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        f = dict(_FIELDS.findall(m["rest"]))
+        ev = m["event"]
+        if ev == "sched_region_change":
+            out.append({"ts": float(m["ts"]), "event": "change", "tgid": int(f["tgid"]),
+                        "region": int(f["region"]), "type": f["type"], "llc": int(f["llc"]),
+                        "pages": int(f["pages"])})
+        elif ev == "sched_region_micro_schedule":
+            out.append({"ts": float(m["ts"]), "event": "micro", "tgid": int(f["tgid"]),
+                        "region": int(f["region"]), "llc": int(f["llc"]),
+                        "src_cpu": int(f["src_cpu"]), "dst_cpu": int(f["dst_cpu"])})
+        elif ev == "sched_process_exec":
+            out.append({"ts": float(m["ts"]), "event": "exec", "tgid": int(f["pid"]),
+                        "filename": f.get("filename", "")})
+    cols = ["ts", "event", "tgid", "region", "type", "llc", "pages", "src_cpu", "dst_cpu",
+            "filename"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def region_states(changes: pd.DataFrame, until: float = math.inf) -> dict[int, dict]:
+    """Each region of one process after its change events up to ``until`` (trace clock):
+    region -> {type, llc, pages}; regions merged away or torn down (seed) are left out."""
+    state: dict[int, dict] = {}
+    for ev in changes[changes["ts"] <= until].itertuples(index=False):
+        if ev.type == "seed":
+            state.pop(int(ev.region), None)
+        else:
+            state[int(ev.region)] = {"type": ev.type, "llc": int(ev.llc),
+                                     "pages": int(ev.pages)}
+    return state
+
+
+def change_counts(changes: pd.DataFrame) -> dict[str, int]:
+    """Replaying one process's change events: regions formed (a regular event for a region
+    that did not exist), freed (seed: merged away or torn down), mapped (local) and
+    unmapped (regular for a region that was local)."""
+    types: dict[int, str] = {}
+    out = {"regions_formed": 0, "regions_freed": 0, "maps": 0, "unmaps": 0}
+    for ev in changes.itertuples(index=False):
+        before = types.get(int(ev.region))
+        if ev.type == "seed":
+            out["regions_freed"] += before is not None
+            types.pop(int(ev.region), None)
+            continue
+        if ev.type == "local":
+            out["maps"] += 1
+        elif before is None:
+            out["regions_formed"] += 1
+        elif before == "local":
+            out["unmaps"] += 1
+        types[int(ev.region)] = ev.type
+    return out
+
+
+def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | None,
+              wall_s: float) -> dict:
+    """The trace's numbers of one job (see the module's docstring)."""
+    mine = trace[trace["tgid"] == pid]
+    execs = mine[mine["event"] == "exec"]
+    changes = mine[mine["event"] == "change"]
+    micro = mine[mine["event"] == "micro"]
+    out: dict = {"micro_schedules": len(micro), **change_counts(changes)}
+    if execs.empty:
+        return out
+    t0 = float(execs["ts"].min())
+    start = t0 + warmup
+    end = t0 + warmup + duration if duration else t0 + wall_s
+    local = changes[changes["type"] == "local"]
+    at_roi = {r: s for r, s in region_states(changes, start).items() if s["type"] == "local"}
+    in_roi = micro[(micro["ts"] >= start) & (micro["ts"] <= end)]
+    length = end - start
+    out.update({
+        "roi_start_s": start - t0, "roi_end_s": end - t0,
+        "first_local_s": float(local["ts"].min() - t0) if len(local) else math.nan,
+        "local_at_roi": len(at_roi),
+        "caches_at_roi": len({s["llc"] for s in at_roi.values()}),
+        "largest_local_pages": max((s["pages"] for s in at_roi.values()), default=0),
+        "micro_in_roi": len(in_roi),
+        "micro_per_s": len(in_roi) / length if length > 0 else math.nan,
+        "changes_in_roi": int(((changes["ts"] > start) & (changes["ts"] < end)).sum())})
+    return out
+
+
+def _request_jobs(run_dir: Path) -> list[dict]:
+    spec = json.loads((run_dir / "spec.json").read_text())
+    return spec["request"]["jobs"]
+
+
+def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    """The compact tables of study 3's runs (see the module's docstring)."""
+    main, events = [], []
+    for d in run_dirs:
+        res = json.loads((d / "results.json").read_text())
+        requested = {i: j for i, j in enumerate(_request_jobs(d))}
+        trace_path = d / "artifacts" / "trace.txt"
+        text = trace_path.read_text(errors="replace") if trace_path.is_file() else ""
+        trace = parse_region_trace(text)
+        job_pids = set()
+        t0 = None
+        for row, job in zip(rows(d), res["jobs"]):
+            req = requested.get(0, {})
+            row["cpu_s"] = (job.get("user_us", 0) + job.get("sys_us", 0)) / 1e6
+            row["warmup_s"] = req.get("warmup", 0.0)
+            if text:
+                row["trace_lost_events"] = trace_lost(text)
+                row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
+                                     req.get("duration"), row["wall_s"]))
+                job_pids.add(job["pid"])
+                execs = trace[(trace["tgid"] == job["pid"]) & (trace["event"] == "exec")]
+                if t0 is None and len(execs):
+                    t0 = float(execs["ts"].min())
+            main.append(row)
+        if trace.empty or not main:
+            continue
+        coords = {k: v for k, v in main[-1].items()
+                  if k in ("run_id", "machine", "policy", *res.get("label", {}))}
+        t0 = t0 if t0 is not None else float(trace["ts"].min())
+        for ev in trace[trace["event"] != "exec"].itertuples(index=False):
+            events.append({**coords, "time_s": ev.ts - t0, "event": ev.event,
+                           "tgid": ev.tgid,
+                           "whose": "job" if ev.tgid in job_pids else "background",
+                           "region": ev.region, "type": ev.type, "llc": ev.llc,
+                           "pages": ev.pages, "src_cpu": ev.src_cpu, "dst_cpu": ev.dst_cpu})
+    return {"": pd.DataFrame(main), "events": pd.DataFrame(events)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Derived tables
+
+def normalised(frame: pd.DataFrame, base: str = "region-confine",
+               other: str = "region-unify", metric: str = "accesses_per_sec",
+               by: tuple[str, ...] = ("machine", "region_size", "access_time")) -> pd.DataFrame:
+    """Fig. 9: each run's ``metric`` over the mean of the ``base`` runs of its condition
+    (``by``): 1 is confinement's performance; above 1, unification is faster."""
+    keys = [c for c in by if c in frame]
+    ref = frame[frame["policy"] == base].groupby(keys)[metric].mean().rename("base_mean")
+    out = frame[frame["policy"].isin([base, other])].join(ref, on=keys)
+    out["normalised"] = out[metric] / out["base_mean"]
+    return out
+
+
+def cache_timeline(events: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """Regions and pages mapped to each cache after every region change of one run: time_s,
+    llc, regions, pages (all the run's processes)."""
+    sel = events[(events["run_id"] == run_id) & (events["event"] == "change")]
+    state: dict[tuple[int, int], tuple[int, int]] = {}    # (tgid, region) -> (llc, pages)
+    caches = sorted({int(c) for c in sel["llc"].dropna() if c >= 0})
+    out = []
+    for ev in sel.sort_values("time_s", kind="stable").itertuples(index=False):
+        key = (int(ev.tgid), int(ev.region))
+        if ev.type == "local":
+            state[key] = (int(ev.llc), int(ev.pages))
+        else:
+            state.pop(key, None)
+        for llc in caches:
+            mapped = [p for c, p in state.values() if c == llc]
+            out.append({"time_s": ev.time_s, "llc": llc, "regions": len(mapped),
+                        "pages": sum(mapped)})
+    return pd.DataFrame(out, columns=["time_s", "llc", "regions", "pages"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+def _condition(frame: pd.DataFrame) -> pd.Series:
+    return frame["region_size"].astype(str) + " x2, 2^" + frame["access_time"].map(
+        lambda a: f"{int(math.log2(a))}")
+
+
+def _timing_note(ctx: FigureContext) -> str:
+    if ctx.backend != "qemu":
+        return ""
+    return (" On QEMU the rates are the guest's wall clock on a loaded host, and a hinting "
+            "fault costs far more (relative to an access) than on gem5: regions form "
+            "differently (see the regions columns), the mechanics are what is shown.")
+
+
+def _per_machine(frame: pd.DataFrame):
+    machines = list(dict.fromkeys(frame["machine"])) if len(frame) else []
+    return machines or ["-"]
+
+
+def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
+    norm = normalised(frame)
+    norm["condition"] = _condition(norm)
+    machines = _per_machine(norm)
+    fig, axes = plt.subplots(2, len(machines), figsize=(6 * len(machines), 7), squeeze=False)
+    for col, machine in enumerate(machines):
+        sel = norm[norm["machine"] == machine]
+        paired_bars(axes[0, col], sel, "normalised", "condition", "policy",
+                    ("region-confine", "region-unify"), ("confinement", "unification"))
+        axes[0, col].axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        axes[0, col].set_ylabel("memlat accesses/s over confinement's mean", fontsize=8)
+        axes[0, col].set_title(machine, fontsize=8)
+        unify = sel[sel["policy"] == "region-unify"]
+        stats = condition_stats(unify, "micro_per_s", ["condition"])
+        xs = range(len(stats))
+        axes[1, col].bar(xs, stats["mean"], yerr=2 * stats["std"], capsize=3,
+                         color=POLICY_COLOURS["region-unify"])
+        regions = unify.groupby("condition", sort=False)["local_at_roi"].agg(["min", "max"])
+        for x, (cond, n) in enumerate(zip(stats["condition"], stats["count"])):
+            r = regions.loc[cond]
+            axes[1, col].annotate(f"n={int(n)}\nregions {int(r['min'])}-{int(r['max'])}",
+                                  (x, 0), ha="center", va="bottom", fontsize=6,
+                                  xytext=(0, 2), textcoords="offset points")
+        axes[1, col].set_xticks(list(xs), stats["condition"], fontsize=7)
+        axes[1, col].set_ylabel("micro-schedules per second of the ROI", fontsize=8)
+        axes[1, col].set_xlabel("working set (two equal regions) and access time "
+                                "(accesses per visit)", fontsize=8)
+    return [finish(fig, ctx, dest, WHISKERS + ". Top: memlat's accesses per second "
+                   "(guest clock, over its whole life, warm-up included) normalised to the "
+                   "mean of confinement's runs of the same condition; above 1: unification "
+                   "is faster; % change of the means above each pair. Bottom: unification's "
+                   "micro-schedules per second of the ROI (trace), and the number of the "
+                   "job's regions mapped when the ROI began (min-max over the runs)."
+                   + _timing_note(ctx))]
+
+
+def _overheads(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
+    norm = normalised(frame)
+    unify = norm[norm["policy"] == "region-unify"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for k, machine in enumerate(_per_machine(unify)):
+        sel = unify[unify["machine"] == machine]
+        ax.scatter(sel["micro_per_s"], sel["normalised"], s=18, label=machine,
+                   color=CACHE_COLOURS[k % len(CACHE_COLOURS)])
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xlabel("micro-schedules per second of the ROI (trace)", fontsize=8)
+    ax.set_ylabel("memlat accesses/s over confinement's mean", fontsize=8)
+    if len(unify):
+        ax.legend(fontsize=7)
+    return [finish(fig, ctx, dest, "Each point: one unification run of lee-fig9's matrix. "
+                   "The cost of one micro-schedule in cycles needs gem5 (bench/gem5.md, "
+                   "bench/bench_regions.py: 1.5 M cycles with kernel-patches 0018)."
+                   + _timing_note(ctx))]
+
+
+def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: FigureContext,
+                dest: Path, region_policy: str) -> list[Path]:
+    metric = experiment.metric
+    if metric not in frame or frame[metric].isna().all():
+        metric = "micro_per_s"          # QEMU: no attributed IPC
+    machines = _per_machine(frame)
+    fig, axes = plt.subplots(len(machines), 1, figsize=(9, 3.6 * len(machines)),
+                             squeeze=False)
+    for ax, machine in zip(axes[:, 0], machines):
+        sel = frame[frame["machine"] == machine]
+        if metric == "micro_per_s":
+            sel = sel.assign(micro_per_s=sel["micro_per_s"].fillna(0.0))
+        paired_bars(ax, sel, metric, "benchmark", "policy", ("vanilla", region_policy),
+                    ("default scheduler", region_policy))
+        ax.set_title(machine, fontsize=8)
+        ax.set_xlabel("benchmark (the job; fig17: beside two large and one small memlat)",
+                      fontsize=8)
+    main = finish(fig, ctx, dest, WHISKERS + f". {metric_label(metric)} of the job in the "
+                  "ROI" + (" (gem5 task attribution)" if metric.startswith("task_") else
+                           "; QEMU has no IPC, so the bars are the job's micro-schedules "
+                           "per second of the ROI (0 for the default scheduler)")
+                  + "." + _timing_note(ctx))
+    return [main, _timeline(events, frame, region_policy, ctx,
+                            dest.with_name(dest.stem + "--caches.png"))]
+
+
+def _timeline(events: pd.DataFrame, frame: pd.DataFrame, policy: str, ctx: FigureContext,
+              dest: Path) -> Path:
+    """Regions and pages per cache over time, for the first run of ``policy``."""
+    runs = frame[frame["policy"] == policy]["run_id"].tolist()
+    run_id = next((r for r in runs if len(events) and (events["run_id"] == r).any()), None)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    if run_id is not None:
+        line = cache_timeline(events, run_id)
+        for k, (llc, g) in enumerate(line.groupby("llc")):
+            colour = CACHE_COLOURS[k % len(CACHE_COLOURS)]
+            axes[0].step(g["time_s"], g["regions"], where="post", color=colour,
+                         label=f"cache {llc}")
+            axes[1].step(g["time_s"], g["pages"] * 4 / 1024, where="post", color=colour,
+                         label=f"cache {llc}")
+        roi = frame[frame["run_id"] == run_id].iloc[0]
+        for ax in axes:
+            if pd.notna(roi.get("roi_start_s")):
+                ax.axvspan(roi["roi_start_s"], roi["roi_end_s"], color="grey", alpha=0.2,
+                           label="ROI")
+            ax.legend(fontsize=7)
+        axes[0].set_title(f"{run_id} ({policy})", fontsize=8)
+    axes[0].set_ylabel("regions mapped", fontsize=8)
+    axes[1].set_ylabel("pages mapped (MiB)", fontsize=8)
+    axes[1].set_xlabel("time after the job's exec (s, the kernel's trace clock)", fontsize=8)
+    return finish(fig, ctx, dest, "Regions of all the run's processes mapped to each "
+                  "last-level cache (sched_region_change events replayed), and their pages "
+                  "(the kernel's cache load uses working-set estimates instead); grey: the "
+                  "job's ROI." + _timing_note(ctx))
+
+
+def _consolidation(frame: pd.DataFrame, metrics: tuple[str, ...], ylabel: str,
+                   ctx: FigureContext, dest: Path, caption: str) -> list[Path]:
+    machines = _per_machine(frame)
+    fig, axes = plt.subplots(1, len(machines), figsize=(6 * len(machines), 4), squeeze=False)
+    conditions = ("alone", "vanilla", "region-partition")
+    width = 0.8 / len(conditions)
+    for ax, machine in zip(axes[0], machines):
+        sel = frame[frame["machine"] == machine]
+        for k, cond in enumerate(conditions):
+            part = sel[sel["condition"] == cond]
+            stats = [condition_stats(part.assign(_=0), m, ["_"]) for m in metrics]
+            means = [s["mean"].iloc[0] if len(s) else math.nan for s in stats]
+            sds = [s["std"].iloc[0] if len(s) else math.nan for s in stats]
+            xs = np.arange(len(metrics)) + (k - 1) * width
+            ax.bar(xs, means, width, yerr=2 * np.asarray(sds), capsize=3,
+                   color=POLICY_COLOURS[cond], label=f"{cond} (n={len(part)})")
+        ax.set_xticks(range(len(metrics)), [metric_label(m) for m in metrics], fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_title(machine, fontsize=8)
+        ax.legend(fontsize=7)
+    return [finish(fig, ctx, dest, WHISKERS + ". " + caption + _timing_note(ctx))]
+
+
+def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
+         dest: Path) -> list[Path]:
+    frame, events = tables[""], tables.get("events", pd.DataFrame())
+    name = experiment.name
+    if name == "lee-fig9":
+        return _fig9(frame, ctx, dest)
+    if name == "lee-overheads":
+        return _overheads(frame, ctx, dest)
+    if name == "lee-fig17":
+        return _benchmarks(frame, events, experiment, ctx, dest, "region-balance")
+    if name == "lee-fig18-23":
+        return _benchmarks(frame, events, experiment, ctx, dest, "region-unify")
+    if name == "lee-fig24":
+        return _consolidation(frame, ("p50_ms", "p90_ms", "p99_ms", "max_ms"),
+                              "response time (ms, guest clock)", ctx, dest,
+                              "The media server's response-time percentiles over all its "
+                              "requests (its own measurement): alone, beside omnetpp with the "
+                              "default scheduler, beside it with partitioning that favours "
+                              "the media server.")
+    if name == "lee-fig25":
+        return _consolidation(frame, ("wall_s", "cpu_s"), "seconds (guest clock)", ctx, dest,
+                              "The ray tracer's elapsed time and CPU time (user + system, "
+                              "all its threads), alone and beside omnetpp.")
+    raise ValueError(f"no figure for {name}")
+
+
+def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Fig. 9 and the overheads: unification over confinement per condition, with the
+    bootstrap interval of the change; the others: the metric per condition and policy."""
+    from schedlab.analysis.metrics import paired_summary
+    frame = tables[""]
+    if frame.empty:
+        return pd.DataFrame()
+    if experiment.name in ("lee-fig9", "lee-overheads"):
+        f = frame.assign(condition=frame["machine"] + " " + _condition(frame))
+        return paired_summary(f, "accesses_per_sec", "condition", "policy",
+                              "region-confine", "region-unify")
+    group = "benchmark" if "benchmark" in frame else "condition"
+    metric = experiment.metric if experiment.metric in frame else "wall_s"
+    return condition_stats(frame, metric, ["machine", group, "policy"])

@@ -1,0 +1,191 @@
+"""Study 3's analysis on real QEMU runs (tests/data/lee/, README there), and its timings.
+
+The checks recompute what collect() reports from the raw files by plain string handling
+(the trace's lines, results.json), not with the module's own parsers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from schedlab.analysis import lee
+from schedlab.analysis.figures import FigureContext, provenance
+from schedlab.campaigns import lee as definitions
+from schedlab.campaigns.experiment import get
+
+DATA = Path(__file__).parent / "data" / "lee"
+RUNS = sorted(p for p in DATA.iterdir() if p.is_dir())
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return lee.collect(RUNS)
+
+
+def _raw(run: Path):
+    """(results, request, [(ts, event, fields)]) of one run, by plain splitting."""
+    res = json.loads((run / "results.json").read_text())
+    request = json.loads((run / "spec.json").read_text())["request"]
+    events = []
+    for line in (run / "artifacts" / "trace.txt").read_text().splitlines():
+        if line.startswith("#") or ": sched_" not in line:
+            continue
+        head, _, body = line.partition(": sched_")
+        name, _, rest = body.partition(": ")
+        fields = dict(kv.split("=", 1) for kv in rest.split() if "=" in kv)
+        events.append((float(head.split()[-1]), "sched_" + name, fields))
+    return res, request, events
+
+
+def test_fixture_is_what_its_readme_says():
+    assert len(RUNS) == 4
+    labels = [json.loads((r / "results.json").read_text())["label"] for r in RUNS]
+    assert sorted((l["policy"], l["rep"]) for l in labels) == [
+        ("region-confine", 0), ("region-confine", 1), ("region-unify", 0), ("region-unify", 1)]
+    assert all(json.loads((r / "results.json").read_text())["ok"] for r in RUNS)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_micro_schedules_and_roi_recomputed_from_the_trace_lines(tables, run):
+    res, request, events = _raw(run)
+    (job,) = res["jobs"]
+    pid = str(job["pid"])
+    row = tables[""].set_index("run_id").loc[res["run_id"]]
+    exec_ts = min(ts for ts, name, f in events
+                  if name == "sched_process_exec" and f["pid"] == pid)
+    warmup, duration = request["jobs"][0]["warmup"], request["jobs"][0]["duration"]
+    start, end = exec_ts + warmup, exec_ts + warmup + duration
+    micro = [ts for ts, name, f in events
+             if name == "sched_region_micro_schedule" and f["tgid"] == pid]
+    assert row["micro_schedules"] == len(micro)
+    assert row["micro_in_roi"] == sum(start <= ts <= end for ts in micro)
+    assert row["micro_per_s"] == pytest.approx(row["micro_in_roi"] / duration)
+    assert row["roi_start_s"] == pytest.approx(warmup)
+    # The timings' promise, checked on QEMU: the job's regions were mapped before its ROI.
+    local = [ts for ts, name, f in events
+             if name == "sched_region_change" and f["tgid"] == pid and f["type"] == "local"]
+    assert local and min(local) < start, (min(local, default=None), start)
+    assert row["first_local_s"] == pytest.approx(min(local) - exec_ts)
+    # And no regioning phase inside it (no region formed, merged or mapped there).
+    changes = [ts for ts, name, f in events
+               if name == "sched_region_change" and f["tgid"] == pid and start < ts < end]
+    assert row["changes_in_roi"] == len(changes) == 0
+    assert row["accesses_per_sec"] == float(job["metrics"]["accesses_per_sec"])
+    assert row["cpu_s"] == pytest.approx((job["user_us"] + job["sys_us"]) / 1e6)
+
+
+def test_regions_at_the_roi_follow_the_policy(tables):
+    frame = tables[""]
+    # Confinement: every mapped region of memlat in one cache; unification: in both.
+    assert (frame[frame["policy"] == "region-confine"]["caches_at_roi"] == 1).all()
+    assert (frame[frame["policy"] == "region-unify"]["caches_at_roi"] == 2).all()
+    # Confinement's memlat arrays became whole regions (256 pages and a page or so of heap).
+    assert (frame[frame["policy"] == "region-confine"]["largest_local_pages"] >= 256).all()
+
+
+def test_change_counts_replay_the_trace(tables):
+    for run in RUNS:
+        res, _, events = _raw(run)
+        pid = str(res["jobs"][0]["pid"])
+        row = tables[""].set_index("run_id").loc[res["run_id"]]
+        kinds = [f["type"] for _, name, f in events
+                 if name == "sched_region_change" and f["tgid"] == pid]
+        assert row["maps"] == kinds.count("local")
+        assert row["regions_freed"] <= kinds.count("seed")
+        assert row["regions_formed"] + row["unmaps"] == kinds.count("regular")
+
+
+def test_events_table_and_cache_timeline(tables):
+    events = tables["events"]
+    for run in RUNS:
+        _, _, raw = _raw(run)
+        run_id = json.loads((run / "results.json").read_text())["run_id"]
+        mine = events[events["run_id"] == run_id]
+        assert len(mine) == sum(n.startswith("sched_region") for _, n, _ in raw)
+    run_id = json.loads((RUNS[0] / "results.json").read_text())["run_id"]
+    line = lee.cache_timeline(events, run_id)
+    # The last state of each cache equals the replay of its local/unmapped events.
+    last = line.groupby("llc").tail(1).set_index("llc")
+    state: dict = {}
+    for ev in events[(events["run_id"] == run_id) & (events["event"] == "change")].itertuples():
+        if ev.type == "local":
+            state[ev.region] = (ev.llc, ev.pages)
+        else:
+            state.pop(ev.region, None)
+    for llc, r in last.iterrows():
+        assert r["regions"] == sum(c == llc for c, _ in state.values())
+
+
+def test_normalised_performance(tables):
+    norm = lee.normalised(tables[""])
+    confine = norm[norm["policy"] == "region-confine"]["normalised"]
+    assert confine.mean() == pytest.approx(1.0)
+    by_hand = (tables[""].query("policy == 'region-unify'")["accesses_per_sec"]
+               / tables[""].query("policy == 'region-confine'")["accesses_per_sec"].mean())
+    assert sorted(norm[norm["policy"] == "region-unify"]["normalised"]) == \
+        pytest.approx(sorted(by_hand))
+
+
+def _ctx(name: str, frame: pd.DataFrame) -> FigureContext:
+    e = get(name)
+    return FigureContext(name, e.title, "smoke", "qemu", e.reductions.get("smoke", ""),
+                         provenance=provenance(frame))
+
+
+@pytest.mark.parametrize("name", ["lee-fig9", "lee-overheads"])
+def test_fig9_and_overheads_draw_from_the_real_runs(tables, tmp_path, name):
+    out = lee.draw(get(name), tables, _ctx(name, tables[""]), tmp_path / f"{name}.png")
+    assert out and all(p.is_file() and p.stat().st_size > 10_000 for p in out)
+    assert not lee.summary(get(name), tables).empty
+
+
+@pytest.mark.parametrize("name,relabel", [
+    ("lee-fig17", {"benchmark": "memlat", "region-confine": "vanilla",
+                   "region-unify": "region-balance"}),
+    ("lee-fig18-23", {"benchmark": "memlat", "region-confine": "vanilla",
+                      "region-unify": "region-unify"}),
+    ("lee-fig24", {"condition": True}),
+    ("lee-fig25", {"condition": True})])
+def test_the_other_figures_draw(tables, tmp_path, name, relabel):
+    """Drawing code only: no QEMU run of these experiments is kept, so the fig9 rows are
+    relabelled into their matrices' shape (the figures are not kept or shown)."""
+    frame = tables[""].copy()
+    if "benchmark" in relabel:
+        frame["benchmark"] = relabel["benchmark"]
+        frame["policy"] = frame["policy"].map(relabel)
+    else:
+        frame["condition"] = frame["policy"].map({"region-confine": "alone",
+                                                  "region-unify": "region-partition"})
+        for m in ("p50_ms", "p90_ms", "p99_ms", "max_ms"):
+            frame[m] = frame["ns_per_access"]
+    out = lee.draw(get(name), {"": frame, "events": tables["events"]}, _ctx(name, frame),
+                   tmp_path / f"{name}.png")
+    assert out and all(p.is_file() for p in out)
+
+
+def test_timings_put_the_roi_between_the_first_mapping_and_the_next_phase():
+    for (backend, scale), t in definitions.TIMINGS.items():
+        assert t.period_ms >= 100
+        assert t.warmup_s > t.mapped_s, (backend, scale)
+        if scale == "smoke":
+            assert t.warmup_s + definitions.REGION_S[scale] < t.next_phase_s, (backend, scale)
+    # Every timed job of every experiment carries its backend's timings.
+    for name in ("lee-fig9", "lee-fig17", "lee-fig18-23", "lee-overheads"):
+        for backend in ("gem5", "qemu"):
+            t = definitions.regioning(backend, "smoke")
+            for r in get(name).requests("smoke", backend):
+                assert dict(r.sysctl)["kernel.sched_region_period_ms"] == str(t.period_ms)
+                assert r.jobs[0].warmup == t.warmup_s and r.jobs[0].duration == 0.02
+
+
+def test_whole_life_experiments_refuse_gem5_and_run_on_qemu():
+    for name in ("lee-fig9", "lee-overheads", "lee-fig24", "lee-fig25"):
+        e = get(name)
+        assert e.implemented and "gem5" in e.unavailable and "qemu" not in e.unavailable
+    for name in ("lee-fig17", "lee-fig18-23"):
+        assert get(name).implemented and not get(name).unavailable
+        assert all(r.attribute_tasks for r in get(name).requests("smoke", "gem5"))
