@@ -240,8 +240,9 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         return _tail_check(frame, samples, ctx, dest)
     four = frame[frame["cores"] == 4]
     if name == "demarchi-fig5":
-        return [_per_task(four, [("migrations", "migrations per run, as the kernel traced "
-                                                 "them (log scale)")], ctx, dest, log=True)]
+        return [_per_task(four, [("migrations", "migrations per run (log scale)")], ctx, dest,
+                          log=True, note=" Migrations: the kernel's sched_migrate_task events "
+                                         "of each task.")]
     if name == "demarchi-fig6":
         return [_per_task(four, [("exec_mean_ns", "mean execution time per sample (ns)"),
                                  ("exec_var_ns2", "variance of the execution time (ns²)")],
@@ -272,7 +273,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
 
 
 def _per_task(frame: pd.DataFrame, rows: list[tuple[str, str]], ctx: FigureContext,
-              dest: Path, log: bool = False) -> Path:
+              dest: Path, log: bool = False, note: str = "") -> Path:
     """One row of panels (machine A, machine B) per (column suffix, axis label) in rows."""
     fig, axes = plt.subplots(len(rows), 2, figsize=(11, 4 * len(rows)), squeeze=False)
     for (what, ylabel), row in zip(rows, axes):
@@ -299,7 +300,8 @@ def _per_task(frame: pd.DataFrame, rows: list[tuple[str, str]], ctx: FigureConte
                 ax.set_yscale("log")
             ax.legend(fontsize=7)
     return finish(fig, ctx, dest, WHISKERS + (" (on the log axis a lower whisker below zero "
-                                              "is cut at the bar's 1 %)." if log else "."))
+                                              "is cut at the bar's 1 %)." if log else ".")
+                  + note)
 
 
 def _migrations_map(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
