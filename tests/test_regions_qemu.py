@@ -15,7 +15,10 @@ The visits must also be far longer than the first lap of a phase, in which every
 the region faults: a switch during that lap joins the other region's pages to the same
 region (its first fault comes less than q after the last one), as it should. With 2^20
 accesses (visits of about 20 ms against laps of several milliseconds) that happened in a
-CI run and merged memlat's two regions into one.
+CI run and merged memlat's two regions into one; with 2^22 it still happened on a heavily
+loaded host. The tests that need memlat's two arrays as two regions therefore boot again,
+once, when the first boot merged them (``MERGED``): the merge is the heuristic's, not a
+fault of the mechanism under test, and two in a row would be.
 Regioning phases last 300 ms every second; teardown is off except in its own test, and so
 is the revert rule. Each boot takes 15 to 60 s on a loaded 2-core host.
 """
@@ -224,12 +227,24 @@ def big_regions(table: list[dict], pages: int) -> list[dict]:
     return [r for r in table if 0.8 * pages <= r["pages"] <= 1.2 * pages + 8]
 
 
+# More pages than one memlat array (and a few heap pages) can make: two arrays in one region.
+MERGED = 1.5 * REGION_PAGES
+
+
+def once_more_if_merged(run, merged):
+    """``run()``, and once more if its result shows memlat's arrays merged (see above)."""
+    result = run()
+    return run() if merged(result) else result
+
+
 def one_memlat(kernel, initramfs, test: str, policy: int):
     """Boot scenario ``test`` (one memlat) under region policy ``policy``: the key=value
     lines, the dumped files, the console, and the memlat's counters and regions."""
-    v, files, console = boot(kernel, initramfs, test, [f"policy={policy}"])
-    counters, table = regions(files["p0/sched_regions"])
-    return v, files, console, counters, table
+    def run():
+        v, files, console = boot(kernel, initramfs, test, [f"policy={policy}"])
+        counters, table = regions(files["p0/sched_regions"])
+        return v, files, console, counters, table
+    return once_more_if_merged(run, lambda r: any(x["pages"] > MERGED for x in r[4]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +299,10 @@ def test_feature_off_leaves_a_joined_process_alone(kernel, initramfs):
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_balancing_bin_packs_two_large_and_one_small_process(kernel, initramfs):
-    v, files, console = boot(kernel, initramfs, "balance", ["policy=1"])
+    v, files, console = once_more_if_merged(
+        lambda: boot(kernel, initramfs, "balance", ["policy=1"]),
+        lambda r: any(x["pages"] > MERGED for i in range(2)
+                      for x in regions(r[1][f"p{i}/sched_regions"])[1]))
     procs = [regions(files[f"p{i}/sched_regions"]) for i in range(3)]
     large = [big_regions(t, REGION_PAGES) for _, t in procs[:2]]
     small = [r for r in procs[2][1] if r["type"] == "local"]
@@ -404,7 +422,17 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
     prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu", policy=policy,
                                   sysctl=sysctl, jobs=(memlat,)))
     assert "--regions" in prepared.guest.render()
-    run_dir = execute(prepared)
+    def merged(run_dir):
+        trace = (run_dir / "artifacts" / "trace.txt").read_text()
+        return any(int(m[1]) > MERGED for m in re.finditer(r"sched_region_change: .* "
+                                                          r"pages=(\d+)", trace))
+    attempts = []
+
+    def attempt():     # a second attempt in its own results directory, not the first's
+        attempts.append(1)
+        monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / f"attempt{len(attempts)}"))
+        return execute(prepared)
+    run_dir = once_more_if_merged(attempt, merged)
     res = json.loads((run_dir / "results.json").read_text())
     assert res["ok"], res["errors"]
     (job,) = res["jobs"]
