@@ -231,10 +231,11 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.1f} %"
 
 
-def _value(x: float | None, digits: int = 3) -> str:
+def _value(x: float | None, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits (IPC 0.2013, MPKI 198.5 or 0.8645)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{x:.{digits}f}"
+    return f"{x:.{digits}g}"
 
 
 def _sampled_cell(run: dict, scope: str, m: str, err: dict) -> str:
@@ -243,7 +244,7 @@ def _sampled_cell(run: dict, scope: str, m: str, err: dict) -> str:
         return "-"
     half = s.get(m + "_ci")
     mark = "" if err.get("in_ci", True) else " (outside)"
-    ci = f" ± {_value(half)}" if half is not None and not math.isnan(half) else ""
+    ci = f" ± {_value(half, 2)}" if half is not None and not math.isnan(half) else ""
     return f"{_value(s[m])}{ci} ({_pct(err.get('sampled_err'))}){mark}"
 
 
@@ -301,8 +302,8 @@ def cost_table(records: list[dict]) -> str:
         lines.append(
             f"| {r['case']} | {r['machine']} ({r['cpu']}) | {each('insts', ',.0f')} "
             f"| {each('sim_s', '.2f')} | {each('roi_host_s', '.1f')} | {detailed} "
-            f"| {_value(sp.get('sampled_roi_host_s'), 1)}x, "
-            f"{_value(sp.get('misses_roi_host_s'), 1)}x "
+            f"| {_value(sp.get('sampled_roi_host_s'), 2)}x, "
+            f"{_value(sp.get('misses_roi_host_s'), 2)}x "
             f"| {each('total_host_s', '.0f')} | {_value(sp.get('sampled_total_host_s'), 2)}x |")
     return "\n".join(lines)
 
