@@ -36,8 +36,11 @@ import dataclasses
 import json
 import math
 import re
+import resource
 import sys
+import time
 import traceback
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -207,25 +210,31 @@ def compare(full: dict, sampled: dict | None, misses: dict | None) -> dict:
 
 def speedups(host: dict) -> dict:
     """Full host seconds over sampled (and over misses-only), for the region and the
-    whole gem5 process."""
+    whole gem5 process, and the process's CPU seconds where all three runs have them."""
     out = {}
     full = host.get("full") or {}
     for mode in ("sampled", "misses"):
         other = host.get(mode) or {}
-        for part in ("roi_host_s", "total_host_s"):
+        for part in ("roi_host_s", "total_host_s", "process_cpu_s"):
             if full.get(part) and other.get(part):
                 out[f"{mode}_{part}"] = full[part] / other[part]
     return out
 
 
-def run_mode(case: Case, mode: str) -> dict:
-    """One run of the case (reused when done): its numbers, host seconds and sampling
-    cost, or why it failed."""
+def run_mode(case: Case, mode: str, reuse_only: bool = False) -> dict:
+    """One run of the case (reused when done; with ``reuse_only`` only then): its numbers,
+    host seconds and sampling cost, or why it failed or was not run."""
+    started, cpu_before = time.time(), _children_cpu_s()
     try:
-        run_dir = execute(prepare(request(case, mode), progress=print), progress=print)
+        prepared = prepare(request(case, mode), progress=print)
+        reused = (prepared.dir / "results.json").is_file()
+        if reuse_only and not reused:
+            return {"error": f"not run (--reuse-only): {prepared.run_id}"}
+        run_dir = execute(prepared, progress=print)
     except Exception as e:  # noqa: BLE001 - a failed run is a result of the benchmark
         traceback.print_exc()
-        return {"error": f"{type(e).__name__}: {e}"}
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
+    cpu_s = _children_cpu_s() - cpu_before
     results = json.loads((run_dir / "results.json").read_text())
     info = json.loads((run_dir / "gem5.json").read_text())
     llc = load_machine(case.machine).llc.name
@@ -240,12 +249,25 @@ def run_mode(case: Case, mode: str) -> dict:
     cost = (job.get("gem5_sampling") or {}).get("cost")
     if cost:
         out["sampling_cost"] = cost
+    # Host seconds are wall-clock seconds on a shared host; the CPU seconds of the gem5
+    # process (known for a run made now, unless it booted the checkpoint first) are not
+    # stretched by the other processes, and the load says how shared the host was.
+    booted = datetime.fromisoformat(info["checkpoint"]["created"].replace("Z", "+00:00"))
+    if not reused and booted.timestamp() < started:
+        out["process_cpu_s"] = round(cpu_s, 1)
+        out["load_after"] = Path("/proc/loadavg").read_text().split()[:3]
     return out
 
 
-def record(name: str) -> dict:
+def _children_cpu_s() -> float:
+    """CPU seconds of this process's waited-for children (the gem5 processes) so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def record(name: str, reuse_only: bool = False) -> dict:
     case = CASES[name]
-    runs = {mode: run_mode(case, mode) for mode in MODES}
+    runs = {mode: run_mode(case, mode, reuse_only) for mode in MODES}
     usable = {m: r for m, r in runs.items() if "error" not in r}
     rec = {"case": name, **dataclasses.asdict(case), "runs": runs}
     if "full" in usable:
@@ -264,6 +286,10 @@ def _value(x: float | None, digits: int = 4) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return f"{x:.{digits}g}"
+
+
+def _times(x: float | None) -> str:
+    return "-" if x is None else f"{_value(x, 2)}x"
 
 
 def _sampled_cell(run: dict, scope: str, m: str, err: dict) -> str:
@@ -312,13 +338,15 @@ def accuracy_table(records: list[dict]) -> str:
 
 def cost_table(records: list[dict]) -> str:
     """Per case: the region's instructions and simulated ms in each run, the host seconds
-    of the region and of the whole gem5 process, and the speed-ups."""
+    of the region and of the whole gem5 process, the process's CPU seconds, and the
+    speed-ups."""
     lines = ["| case | machine (cpu) | region insts full / sampled / misses-only "
              "| simulated ms full / sampled / misses-only "
              "| region host s full / sampled / misses-only | of it on detailed cores "
              "(switches) | speed-up region: sampled, misses-only "
-             "| gem5 process s full / sampled / misses-only | speed-up process |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| gem5 process s full / sampled / misses-only | speed-up process "
+             "| gem5 process CPU s full / sampled / misses-only | speed-up CPU s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         runs = [r["runs"].get(m, {}) for m in MODES]
         sp = r.get("speedup", {})
@@ -332,9 +360,9 @@ def cost_table(records: list[dict]) -> str:
         lines.append(
             f"| {r['case']} | {r['machine']} ({r['cpu']}) | {each('insts', ',.0f')} "
             f"| {each('sim_s', '.2f')} | {each('roi_host_s', '.1f')} | {detailed} "
-            f"| {_value(sp.get('sampled_roi_host_s'), 2)}x, "
-            f"{_value(sp.get('misses_roi_host_s'), 2)}x "
-            f"| {each('total_host_s', '.0f')} | {_value(sp.get('sampled_total_host_s'), 2)}x |")
+            f"| {_times(sp.get('sampled_roi_host_s'))}, {_times(sp.get('misses_roi_host_s'))} "
+            f"| {each('total_host_s', '.0f')} | {_times(sp.get('sampled_total_host_s'))} "
+            f"| {each('process_cpu_s', '.0f')} | {_times(sp.get('sampled_process_cpu_s'))} |")
     return "\n".join(lines)
 
 
@@ -390,6 +418,8 @@ def main() -> int:
     p.add_argument("--cases", default=None,
                    help="comma-separated case names (default: all; --list shows them)")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
+    p.add_argument("--reuse-only", action="store_true",
+                   help="record only runs already in the results store (start no gem5)")
     record_options(p)
     args = p.parse_args()
     if args.list:
@@ -406,7 +436,7 @@ def main() -> int:
     binary = probe()
     done: list[dict] = []
     for name in names:
-        done.append(record(name))
+        done.append(record(name, args.reuse_only))
         # Saved after every case: a case costs minutes, a stopped benchmark keeps its cases.
         save_records(args.json, binary, merged(args.json, done))
     print(report(merged(args.json, done) if args.json else done))
