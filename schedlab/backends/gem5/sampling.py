@@ -21,9 +21,13 @@ instruction count", ExitEvent.MAX_INSTS, scheduled with a core's
 ``scheduleInstStopAnyThread``), and no way to cancel one. :class:`SamplingSchedule` splits
 what remains of a phase among the cores (the distances sum to the remainder, so the first
 core to reach its stop cannot carry the machine past the phase's end), in proportion to what
-each core committed in the previous round (an idle core gets the shortest stop), so a
-phase ends after a round or two: short of its length by less than a shortest stop per
-core, past it by what the cores commit in the tick its last stop fired. Stops it no
+each core has committed so far in the phase (at a phase's start, in the whole previous
+phase; an idle core gets the shortest stop), so a phase ends after a few rounds: short of
+its length by less than a shortest stop per core, past it by what the cores commit in the
+tick its last stop fired. Shares follow the phase's totals, not the last round's: after a
+short round the cores' counts are a few instructions each, mostly noise on cores with a
+low IPC, and shares taken from them keep the next round as short (on the 8-core Niagara,
+thousands of rounds per window of 10 000 instructions). Stops it no
 longer needs stay scheduled and fire later: it remembers every stop it scheduled, per core
 object, and tells those apart from the ones it waits for.
 
@@ -152,8 +156,10 @@ class SamplingSchedule:
         self.budget = 0                   # instructions of the current phase
         self.done = 0                     # of them committed in finished rounds
         self.round_start: list[int] | None = None
-        # What each core committed in the last round: the shares of the next split.
+        # What each core has committed in the current phase (in the previous phase until
+        # this one has made progress): the shares of the next split.
         self.weights = [1] * cores
+        self.phase_progress = [0] * cores
         # Every stop scheduled and not yet reached, per side and core: absolute counts.
         self.pending: dict[tuple[str, int], list[int]] = {}
         # The stops of the current round (side, core) -> count; one reached ends it.
@@ -201,7 +207,9 @@ class SamplingSchedule:
                    for cpu, targets in reached.items()):
             return None
         progress = [max(0, now - then) for now, then in zip(counts, self.round_start)]
-        self.weights = progress
+        self.phase_progress = [a + b for a, b in zip(self.phase_progress, progress)]
+        if any(self.phase_progress):
+            self.weights = list(self.phase_progress)
         self.done += sum(progress)
         self.round_start = list(counts)
         # Too few instructions left to give every core a stop: no split can do better, so
@@ -216,6 +224,7 @@ class SamplingSchedule:
         self.budget = {FUNCTIONAL: self.plan.functional, WARMUP: self.plan.warmup,
                        MEASURE: self.plan.measure}[phase]
         self.done, self.round_start, self.live = 0, None, {}
+        self.phase_progress = [0] * self.cores
 
     def _next_phase(self) -> Step:
         if self.phase == FUNCTIONAL:
@@ -231,8 +240,9 @@ class SamplingSchedule:
         return Step(switch="atomic", window="end")
 
     def _split(self, remaining: int) -> dict[int, int]:
-        """``remaining`` instructions split among the cores in proportion to their last
-        round's share (every core at least MIN_STOP, so an idle core that wakes is seen).
+        """``remaining`` instructions split among the cores in proportion to their share
+        of the phase so far (every core at least MIN_STOP, so an idle core that wakes is
+        seen).
         The sum is ``remaining`` (or MIN_STOP per core): the first core to reach its stop
         cannot have carried the machine past the phase's end by more than a few
         instructions."""
