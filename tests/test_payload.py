@@ -5,6 +5,7 @@ linked cyclictest and hackbench running in it (AF_UNIX sockets and pipes)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -79,6 +80,30 @@ def test_payload_archive_puts_everything_at_its_guest_path(tmp_path):
     # The spec is not part of the payload's identity (the run id hashes it on its own).
     assert set(p.identity()) == {"/schedlab/bin/multi", "/schedlab/bin/alias",
                                  "/schedlab/user/p"}
+
+
+def test_archives_are_a_function_of_their_contents_not_of_file_dates(tmp_path):
+    # A run's spec is written afresh for every run: with its own date in the archive, the
+    # same request gave the guest different input each time (seen as two gem5 runs of one
+    # request that differed), so every entry carries the fixed EPOCH date.
+    from schedlab.guest.image import EPOCH, write_cpio
+
+    src = tmp_path / "spec.sh"
+    src.write_text("NONCE=1\n")
+    entries = ["dir /schedlab 0755 0 0", f"file /schedlab/spec.sh {src} 0644 0 0",
+               "slink /schedlab/link spec.sh 0777 0 0"]
+    first = write_cpio(entries, tmp_path / "a.cpio", progress=lambda m: None).read_bytes()
+    os.utime(src, (1_700_000_000, 1_700_000_000))
+    second = write_cpio(entries, tmp_path / "b.cpio", progress=lambda m: None).read_bytes()
+    assert first == second
+    listing = subprocess.run(["cpio", "-tv", "--quiet"], input=first, capture_output=True,
+                             check=True).stdout.decode().splitlines()
+    assert len(listing) == 3 and all("1970" in line for line in listing), listing
+    assert EPOCH == 0
+    extracted = tmp_path / "out"
+    extracted.mkdir()
+    subprocess.run(["cpio", "-id", "--quiet"], input=first, cwd=extracted, check=True)
+    assert (extracted / "schedlab" / "spec.sh").read_text() == "NONCE=1\n"
 
 
 def test_overlay_that_would_replace_the_runner_is_refused(tmp_path):

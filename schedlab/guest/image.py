@@ -26,7 +26,8 @@ from schedlab.guest.programs import guest_compile_command
 from schedlab.store import hash_bytes, hash_file, publish_dir
 
 # 3: the workloads left the image for the run's payload (schedlab.guest.payload).
-RECIPE_VERSION = "3"
+# 4: every cpio entry's mtime is EPOCH, regular files' too (_set_mtimes).
+RECIPE_VERSION = "4"
 BUSYBOX = Path("/bin/busybox")
 # Fixed timestamps make the archive a function of its contents.
 EPOCH = 0
@@ -178,6 +179,32 @@ def write_cpio(entries: list[str], dest: Path, progress: Progress = print) -> Pa
     with tempfile.TemporaryDirectory() as tmp:
         listing = Path(tmp) / "listing"
         listing.write_text("\n".join(entries) + "\n")
-        with open(dest, "wb") as f:
-            subprocess.run([str(tool), "-t", str(EPOCH), str(listing)], stdout=f, check=True)
+        archive = subprocess.run([str(tool), "-t", str(EPOCH), str(listing)],
+                                 stdout=subprocess.PIPE, check=True).stdout
+    dest.write_bytes(_set_mtimes(archive))
     return dest
+
+
+# newc: "070701", then 13 fields of 8 hex digits; mtime is the sixth field, the name's
+# size the twelfth; name and data are each padded to 4 bytes (after the 110-byte header).
+NEWC_HEADER, NEWC_MTIME, NEWC_FILESIZE, NEWC_NAMESIZE = 110, 6 + 5 * 8, 6 + 6 * 8, 6 + 11 * 8
+
+
+def _set_mtimes(archive: bytes) -> bytes:
+    """The archive with every entry's mtime set to EPOCH. gen_init_cpio's ``-t`` dates
+    directories, nodes and links only; a regular file keeps its source's mtime, so a
+    run's freshly written spec made the guest's input differ from one run of the same
+    request to the next (and gem5 runs of it with it: the same run made twice was not the
+    same run)."""
+    out = bytearray(archive)
+    offset = 0
+    while offset + NEWC_HEADER <= len(out) and out[offset:offset + 6] == b"070701":
+        field = lambda at: int(out[offset + at:offset + at + 8], 16)  # noqa: E731
+        out[offset + NEWC_MTIME:offset + NEWC_MTIME + 8] = b"%08X" % EPOCH
+        name_end = offset + NEWC_HEADER + field(NEWC_NAMESIZE)
+        name = bytes(out[offset + NEWC_HEADER:name_end - 1])
+        data = (name_end + 3) & ~3
+        offset = (data + field(NEWC_FILESIZE) + 3) & ~3
+        if name == b"TRAILER!!!":
+            break
+    return bytes(out)
