@@ -14,6 +14,7 @@ payload), so they check:
   switched out equals the kernel's own count of its context switches;
 - the user's programs restore the machine's own checkpoint: a C file, and a dynamically
   linked program (rt-tests' hackbench over AF_UNIX sockets) with its libraries.
+- the same request made twice, seconds apart, is the same run (every simulated statistic).
 
 Cost: one boot to the checkpoint per machine (minutes; cached), a minute or two per restore.
 ``SCHEDLAB_UPDATE_FIXTURES=1`` saves the guest's facts as tests/data/gem5/facts-<machine>.json
@@ -131,6 +132,35 @@ def test_task_attribution_charges_the_workload_its_own_counters(results_dir):
     assert charged["insts"] == pytest.approx(job["gem5"]["insts"], rel=1e-4)
     assert charged["l1d_misses"] <= job["gem5"]["l1d_misses"]
     assert charged["l1i_misses"] <= job["gem5"]["l1i_misses"]
+
+
+def _simulated_stats(run_dir: Path) -> list[str]:
+    """The run's gem5 statistics without those about the host (hostSeconds, hostMemory,
+    hostInstRate, ...)."""
+    return [line for line in (run_dir / "gem5" / "stats.txt").read_text().splitlines()
+            if not line.startswith("host")]
+
+
+def test_the_same_request_made_twice_is_the_same_run(tmp_path, monkeypatch):
+    # gem5 is deterministic, so a run must be a function of its request alone: nothing
+    # of the moment it is made (an archive entry dated by its file's mtime did that) may
+    # reach the guest. Two stores, the second run started seconds after the first.
+    import time
+    from schedlab.runs import RunRequest, WorkloadRequest
+    request = RunRequest(machine=MACHINES[0], backend="gem5", attribute_tasks=True,
+                         jobs=(WorkloadRequest("sha", size="smoke"),),
+                         label={"test": "determinism"})
+    runs = []
+    for store in ("first", "second"):
+        monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / store))
+        runs.append(_run(request))
+        time.sleep(2)
+    (a, res_a), (b, res_b) = runs
+    assert res_a["ok"] and res_b["ok"]
+    assert a.name == b.name
+    stats_a, stats_b = _simulated_stats(a), _simulated_stats(b)
+    assert stats_a and stats_a == stats_b
+    assert res_a["jobs"][0]["gem5"] == res_b["jobs"][0]["gem5"]
 
 
 def test_a_benchmark_sharing_its_cpu_is_charged_what_it_runs_alone(results_dir):
