@@ -1,4 +1,4 @@
-"""Processor pools (kernel-patches 0019-0023) under QEMU, on Hector's topology: 16 vCPUs in 4
+"""Processor pools (the sched/pools kernel-patches) under QEMU, on Hector's topology: 16 vCPUs in 4
 sockets of 4 (the stations), CPUs 0-3 (station 0) kept for the system by being in no pool.
 
 Each test boots the project's kernel with a small initramfs of busybox and ``pooltest``

@@ -1,4 +1,4 @@
-"""Region scheduling (kernel-patches 0012-0018) under QEMU: 4 vCPUs in two sockets, so the
+"""Region scheduling (the sched/regions kernel-patches) under QEMU: 4 vCPUs in two sockets, so the
 guest has two last-level caches, {0,1} and {2,3} (sd_llc_id 0 and 2).
 
 Each test boots the project's kernel with a small initramfs of busybox, memlat and

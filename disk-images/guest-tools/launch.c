@@ -22,7 +22,7 @@
  * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
  * anything, and without its code knowing); with --regions favour it also becomes the process
- * cache partitioning favours (kernel.sched_region_favour, kernel-patches 0017).
+ * cache partitioning favours (kernel.sched_region_favour, kernel-patches 0021).
  *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]

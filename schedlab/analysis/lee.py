@@ -297,7 +297,7 @@ def _overheads(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path
         ax.legend(fontsize=7)
     return [finish(fig, ctx, dest, "Each point: one unification run of lee-fig9's matrix. "
                    "The cost of one micro-schedule in cycles needs gem5 (bench/gem5.md, "
-                   "bench/bench_regions.py: 1.5 M cycles with kernel-patches 0018)."
+                   "bench/bench_regions.py: 1.5 M cycles with the whole region series)."
                    + _timing_note(ctx))]
 
 

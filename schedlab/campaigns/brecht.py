@@ -1,6 +1,6 @@
 """Study 4, processor pool-based scheduling on NUMA (Brecht): its experiments.
 
-The guest kernel has processor pools (kernel-patches 0019-0023: pools of CPUs,
+The guest kernel has processor pools (the ``sched/pools`` kernel-patches: pools of CPUs,
 First-/Best-/Worst-Fit placement of a job's first thread, expansion into the job's pools,
 one thread per processor) and ``policies.toml`` registers the ``pools-<size>-<placement>``
 policies used here, which make the ``streams`` driver's applications pool jobs

@@ -1,6 +1,6 @@
 """Study 3, region scheduling (Lee, Schwan): its experiments, defined and costed.
 
-The guest kernel has region scheduling (kernel-patches 0012-0018: regions, working sets,
+The guest kernel has region scheduling (the ``sched/regions`` kernel-patches: regions, working sets,
 page-touch faults, micro-scheduling, balancing, unification, partitioning that can favour
 one process, the revert rule) and ``policies.toml`` has the policies named below
 (``region-balance``, ``region-unify``, ``region-confine``, ``region-partition``), whose
@@ -12,7 +12,7 @@ launcher option makes the run's workloads join. The analysis is
 caches only when a phase ends, so every run's region of interest (ROI) begins after a
 warm-up in which its processes' first phase has run (:data:`TIMINGS`, per backend and
 scale; each run sets them with its sysctls, :func:`regioning_sysctl`). How the kernel
-schedules a phase (kernel-patches/0014, ``task_region_work()``): the work of a
+schedules a phase (``task_region_work()`` in kernel/sched/regions.c): the work of a
 participating process runs at most every 100 ms (the access-bit scan, ``REGION_SCAN_MS``),
 so a phase starts at the first scan at least ``kernel.sched_region_period_ms`` (P) after
 the process joined (the launcher joins it before it executes), and ends at the first scan
@@ -82,7 +82,7 @@ class Regioning:
                 ("kernel.sched_region_phase_ms", str(self.phase_ms)))
 
 
-SCAN_S = 0.1                # REGION_SCAN_MS of kernel-patches/0014
+SCAN_S = 0.1                # REGION_SCAN_MS of the guest's kernel/sched/regions.c
 # gem5, smoke: the shortest period (100 ms) keeps the Atomic warm-up short (each 0.1 s of
 # warm-up is about 0.3 G instructions of one busy core). Regions are mapped about 0.2 s
 # after the start and the second phase begins about 0.3 s after it: the 20 ms ROI starts at

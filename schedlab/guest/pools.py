@@ -1,4 +1,4 @@
-"""Processor pools in the guest kernel (kernel-patches 0019-0023), host side: the pools a run
+"""Processor pools in the guest kernel (the sched/pools kernel-patches), host side: the pools a run
 writes to ``kernel.sched_pool_cpus`` and ``/proc/sched_pools`` read back.
 
 The kernel takes pools as CPU lists separated by colons (``4-7:8-11:12-15``) and refuses
