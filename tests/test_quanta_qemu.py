@@ -54,14 +54,20 @@ def test_benchmark_and_base_vector_alternate_with_the_quantum(quantum_ms, tmp_pa
 @pytest.mark.timeout(1200)
 def test_a_warmup_moves_the_region_past_the_start(tmp_path, monkeypatch):
     """--warmup: the launcher begins the region (and the duration) that long after the
-    workload started; a workload that ends within its warm-up is reported, not measured."""
+    workload started, and tells the workload when (memlat's roi_* keys); a workload that
+    ends within its warm-up is reported, not measured."""
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
     run_dir = execute(prepare(RunRequest(
         machine="clovertown-e5320-mup", backend="qemu",
         jobs=(WorkloadRequest("bv_0", size="paper", cpus="0", duration=0.1, warmup=0.3),
-              WorkloadRequest("bv_0", cpus="0", warmup=30.0)))))
+              WorkloadRequest("bv_0", cpus="0", warmup=30.0),
+              WorkloadRequest("memlat", size="paper", cpus="1", duration=0.1, warmup=0.3)))))
     res = json.loads((run_dir / "results.json").read_text())
-    timed, short = res["jobs"]
+    timed, short, memlat = res["jobs"]
+    m = memlat["metrics"]
+    assert memlat["stopped"] and memlat["roi_late_ns"] >= 0
+    assert 0 < m["roi_accesses"] < m["accesses"]
+    assert 0 < m["roi_seconds"] < m["seconds"]
     # Stopped 0.1 s after a 0.3 s warm-up: it ran for the two together.
     assert timed["stopped"] and not timed["ended_in_warmup"]
     assert 0.4 <= timed["elapsed_ns"] / 1e9 < 5

@@ -19,6 +19,13 @@
  * the warm-up runs on the Atomic cores, whose caches are the detailed cores' caches). If the
  * workload ends during the warm-up the result says "ended_in_warmup":true.
  *
+ * The workload learns when the region of interest begins from SCHEDLAB_ROI_START_NS
+ * (CLOCK_MONOTONIC nanoseconds: its start plus the warm-up, its start without one), so a
+ * workload that reports over its whole life (accesses per second, response times) can also
+ * report over the region alone (workloads/common/wl.h, wl_roi_start).  The m5 ops come when
+ * this process wakes from the warm-up, which a busy machine can delay: the result's
+ * "roi_late_ns" says by how much they followed the announced start.
+ *
  * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
  * anything, and without its code knowing); with --regions favour it also becomes the process
@@ -149,6 +156,15 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void set_roi_start(uint64_t ns)
+{
+	char value[24];
+
+	snprintf(value, sizeof(value), "%llu", (unsigned long long)ns);
+	if (setenv("SCHEDLAB_ROI_START_NS", value, 1))
+		die("setenv", strerror(errno));
 }
 
 /* One value from /proc/<pid>/sched, e.g. "se.nr_migrations"; -1 if absent. */
@@ -290,6 +306,7 @@ int main(int argc, char **argv)
 		m5(M5_WORKBEGIN);
 	}
 	uint64_t start = now_ns();
+	uint64_t roi_start = start + (uint64_t)warmup_us * 1000, roi_late = 0;
 	pid_t pid = fork();
 
 	if (pid < 0)
@@ -312,6 +329,7 @@ int main(int argc, char **argv)
 		if (out && chdir(out))
 			die("chdir", out);
 		join_regions(regions);
+		set_roi_start(roi_start);
 		execvp(argv[i + 1], argv + i + 1);
 		die("cannot run", argv[i + 1]);
 	}
@@ -327,6 +345,7 @@ int main(int argc, char **argv)
 		ended_in_warmup = early.si_pid == pid;
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
+		roi_late = now_ns() - roi_start;
 	}
 	if (duration_us > 0) {
 		struct sigaction sa;
@@ -373,12 +392,14 @@ int main(int argc, char **argv)
 	print_json_string(job, strlen(job));
 	printf(",\"rep\":%d,\"pid\":%d,\"exit\":%d,\"elapsed_ns\":%llu,\"user_us\":%lld,\"sys_us\":%lld,"
 	       "\"nvcsw\":%ld,\"nivcsw\":%ld,\"migrations\":%lld,\"switches\":%lld,"
-	       "\"stopped\":%s,\"ended_in_warmup\":%s,\"stdout_truncated\":%s,\"stdout\":",
+	       "\"stopped\":%s,\"ended_in_warmup\":%s,\"roi_late_ns\":%llu,\"stdout_truncated\":%s,"
+	       "\"stdout\":",
 	       rep, (int)pid, code, (unsigned long long)elapsed,
 	       (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
 	       (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
 	       ru.ru_nvcsw, ru.ru_nivcsw, migrations, switches, stopped ? "true" : "false",
-	       ended_in_warmup ? "true" : "false", used == sizeof(captured) ? "true" : "false");
+	       ended_in_warmup ? "true" : "false", (unsigned long long)roi_late,
+	       used == sizeof(captured) ? "true" : "false");
 	print_json_string(captured, used);
 	printf("}\n");
 	return fflush(stdout) != 0;

@@ -125,6 +125,27 @@ static inline double wl_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/*
+ * When the run's region of interest begins, on wl_now()'s clock: the launcher announces it in
+ * SCHEDLAB_ROI_START_NS (its start plus the warm-up).  Outside the launcher (native tests, a
+ * shell) there is no warm-up and the region is the whole life: 0, before any wl_now().
+ * Workloads that report rates or latencies over their life also report them over the region
+ * (roi_* keys), since on gem5 the warm-up runs on other cores than the region.
+ */
+static inline double wl_roi_start(void)
+{
+	const char *s = getenv("SCHEDLAB_ROI_START_NS");
+	char *end;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	unsigned long long ns = strtoull(s, &end, 10);
+	if (errno || end == s || *end)
+		wl_die("SCHEDLAB_ROI_START_NS wants nanoseconds of CLOCK_MONOTONIC, not '%s'", s);
+	return ns * 1e-9;
+}
+
 /* FNV-1a over bytes: the checksum every workload prints, as checksum=0x%016llx. */
 static inline uint64_t wl_fnv(uint64_t h, const void *p, size_t n)
 {

@@ -9,7 +9,9 @@
  * spheres (every third one a mirror) lit by two point lights, --samples^2 rays per pixel.
  * Threads take rows from a shared counter; every pixel is computed the same way whoever does
  * it, so the image is identical for every --threads.  Check: an analytic ray-sphere distance,
- * and the image is neither black nor saturated.
+ * and the image is neither black nor saturated.  Besides its elapsed time it reports its rate
+ * over the run's region of interest (wl_roi_start): rows from the first one taken after the
+ * region began, per second from that moment.
  */
 #include <math.h>
 #include "par.h"
@@ -27,6 +29,8 @@ static int nsph, W, H, samples;
 static const vec LIGHTS[2] = { { -10, 12, -6 }, { 8, 9, -10 } };
 static uint8_t *img;
 static int next_row;
+static double roi_start, roi_seen_at;
+static int first_roi_row = -1;
 static struct par_team team;
 
 /* Nearest hit along o + t d (d unit): t > 1e-6, or -1.  Sets *id (-1 = the ground plane). */
@@ -110,6 +114,14 @@ static void body(int id, void *arg)
 		int y = __atomic_fetch_add(&next_row, 1, __ATOMIC_RELAXED);
 		if (y >= H)
 			return;
+		if (__atomic_load_n(&first_roi_row, __ATOMIC_RELAXED) < 0) {
+			double now = wl_now();
+			int unset = -1;
+
+			if (now >= roi_start && __atomic_compare_exchange_n(&first_roi_row, &unset, y, 0,
+									   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				roi_seen_at = now;
+		}
 		for (int x = 0; x < W; x++) {
 			vec sum = { 0, 0, 0 };
 			for (int sy = 0; sy < samples; sy++)
@@ -159,9 +171,12 @@ int main(int argc, char **argv)
 	if (id != 0 || fabs(t - (10 - sph[0].r)) > 1e-9)
 		wl_fail("ray-sphere distance %.12f, expected %.12f", t, 10 - sph[0].r);
 	img = wl_alloc((size_t)W * H * 3);
+	roi_start = wl_roi_start();
 	double t0 = wl_now();
 	par_run(&team, p, body, NULL);
-	double dt = wl_now() - t0;
+	double t_end = wl_now(), dt = t_end - t0;
+	int roi_rows = first_roi_row < 0 ? 0 : H - first_roi_row;
+	double roi_dt = roi_rows ? t_end - roi_seen_at : 0;
 	double mean = 0;
 	for (long i = 0; i < (long)W * H * 3; i++)
 		mean += img[i];
@@ -169,6 +184,8 @@ int main(int argc, char **argv)
 	printf("threads=%d\nwidth=%d\nheight=%d\nspheres=%d\nmean_brightness=%.4f\n", p, W, H, nsph, mean);
 	wl_hex("checksum", wl_fnv(WL_FNV_INIT, img, (size_t)W * H * 3));
 	printf("seconds=%.6f\n", dt);
+	printf("roi_rows=%d\nroi_seconds=%.6f\nroi_rows_per_sec=%.4f\n", roi_rows, roi_dt,
+	       roi_dt > 0 ? roi_rows / roi_dt : 0.0);
 	if (!(mean > 0.05 && mean < 0.95))
 		wl_fail("image mean brightness %.3f: black or saturated", mean);
 	return 0;
