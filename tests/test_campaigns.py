@@ -103,8 +103,8 @@ def test_unimplemented_experiments_say_why_and_refuse_to_run(monkeypatch):
     with pytest.raises(UserError, match="not implemented yet: no scheduler yet"):
         reproduce("x-missing", backend="qemu")
     # An experiment that runs on QEMU but not yet on gem5 says why.
-    with pytest.raises(UserError, match="does not run on gem5 yet: memlat counts"):
-        reproduce("lee-fig9", backend="gem5")
+    with pytest.raises(UserError, match="does not run on gem5 yet: Fig. 24 takes the media"):
+        reproduce("lee-fig24", backend="gem5")
 
 
 def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():

@@ -29,7 +29,8 @@ LABELS = {
     "copies_ipc": "IPC of the main benchmark's copies together",
     "copies_llc_mpi": "L2 (last-level) misses per instruction, main copies together",
     "gem5_ipc": "IPC of the busiest core",
-    "accesses_per_sec": "memlat accesses per second (guest clock)",
+    "accesses_per_sec": "memlat accesses per second over its life (guest clock)",
+    "roi_accesses_per_sec": "memlat accesses per second in the ROI (guest clock)",
     "wall_s": "elapsed time (s, guest clock)",
 }
 # Units of the metric families that have no entry of their own in LABELS.

@@ -8,8 +8,8 @@ interest on the trace's clock: the launcher starts the ROI ``warmup`` seconds af
 forked the job, and the job executes at once). Compact tables:
 
 - ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates,
-  the program's own ``key=value`` output such as memlat's ``accesses_per_sec`` and
-  ``ns_per_access``, the media server's ``p99_ms``, ``wall_s``, on gem5 the ROI's and the
+  the program's own ``key=value`` output such as memlat's ``roi_accesses_per_sec`` (over
+  the ROI; ``accesses_per_sec`` over its life) and ``ns_per_access``, the media server's ``p99_ms``, ``wall_s``, on gem5 the ROI's and the
   job's attributed counters, provenance), plus ``cpu_s`` (user + system time) and, from the
   trace: the ROI's start and end (``roi_start_s``, ``roi_end_s``, seconds after the job's
   exec), ``first_local_s`` (its first region mapped), ``local_at_roi`` and
@@ -194,7 +194,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
 # Derived tables
 
 def normalised(frame: pd.DataFrame, base: str = "region-confine",
-               other: str = "region-unify", metric: str = "accesses_per_sec",
+               other: str = "region-unify", metric: str = "roi_accesses_per_sec",
                by: tuple[str, ...] = ("machine", "region_size", "access_time")) -> pd.DataFrame:
     """Fig. 9: each run's ``metric`` over the mean of the ``base`` runs of its condition
     (``by``): 1 is confinement's performance; above 1, unification is faster."""
@@ -274,7 +274,8 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
         axes[1, col].set_xlabel("working set (two equal regions) and access time "
                                 "(accesses per visit)", fontsize=8)
     return [finish(fig, ctx, dest, WHISKERS + ". Top: memlat's accesses per second "
-                   "(guest clock, over its whole life, warm-up included) normalised to the "
+                   "in the ROI (guest clock; from its first region switch after the ROI "
+                   "began) normalised to the "
                    "mean of confinement's runs of the same condition; above 1: unification "
                    "is faster; % change of the means above each pair. Bottom: unification's "
                    "micro-schedules per second of the ROI (trace), and the number of the "
@@ -415,7 +416,7 @@ def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame()
     if experiment.name in ("lee-fig9", "lee-overheads"):
         f = frame.assign(condition=frame["machine"] + " " + _condition(frame))
-        return paired_summary(f, "accesses_per_sec", "condition", "policy",
+        return paired_summary(f, "roi_accesses_per_sec", "condition", "policy",
                               "region-confine", "region-unify")
     group = "benchmark" if "benchmark" in frame else "condition"
     metric = experiment.metric if experiment.metric in frame else "wall_s"
