@@ -10,7 +10,8 @@ For each machine, through the project's own runner (the image ``run.py run`` use
   ``m5 workbegin`` .. ``m5 workend``) of one fixed workload, ``memlat`` at size smoke pinned
   to CPU 0, in Atomic, Timing and O3;
 - topology: whether the guest's packages, core siblings, scheduler domains and NUMA nodes
-  (the runner's facts) match the modelled LLC groups and nodes (``schedlab.backends.gem5.topology``);
+  (the runner's facts) match the modelled LLC groups and nodes
+  (``schedlab.backends.gem5.topology``);
 - overhead: on machines with one L2 shared by all cores, the same runs restored into gem5's
   stock ``PrivateL1SharedL2CacheHierarchy`` with the same sizes, as gem5 ships it
   ("stock": its own latencies, stride prefetchers) and timed like ours without prefetchers
@@ -235,7 +236,8 @@ def overhead_table(records: list[dict]) -> str:
 
 def attribution_table(records: list[dict]) -> str:
     lines = ["| machine | cpu | attribution | ROI host s | ROI simulated ms | job's switches "
-             "| job IPC (attributed) | job L1D MPKI (attributed) |", "|---|---|---|---|---|---|---|---|"]
+             "| job IPC (attributed) | job L1D MPKI (attributed) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in records:
         task = r.get("task") or {}
         lines.append(f"| {r['machine']} | {r['cpu']} | {'on' if r['attribution'] else 'off'} "

@@ -72,22 +72,37 @@ class Case:
     sampling: str
 
 
-# name:                 workload        machine  cpu       co-runner  policy         size     sampling
+# name:
+#            workload        machine  cpu       co-runner policy         size     sampling
 CASES = {
-    "memlat-mup":       Case("memlat",       MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
-    "dijkstra-mup":     Case("dijkstra",     MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
-    "parser-bv0-mup":   Case("parser",       MUP,     "o3",     "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
-    "memlat-niagara":   Case("memlat",       NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
-    "dijkstra-niagara": Case("dijkstra",     NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
-    "parser-bv0-niagara": Case("parser",     NIAGARA, "timing", "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
-    "qsort-mup":        Case("qsort",        MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
-    "blackscholes-mup": Case("blackscholes", MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
-    "mcf-bv0-mup":      Case("mcf",          MUP,     "o3",     "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
-    "gzip-bv0-mup":     Case("gzip",         MUP,     "o3",     "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
-    "qsort-niagara":    Case("qsort",        NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
-    "mcf-bv0-niagara":  Case("mcf",          NIAGARA, "timing", "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
-    "fft-mup":          Case("fft",          MUP,     "o3",     None,     None,          "smoke", "smarts-default"),
-    "sha-mup":          Case("sha",          MUP,     "o3",     None,     None,          "smoke", "smarts-default"),
+    "memlat-mup":
+        Case("memlat",       MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
+    "dijkstra-mup":
+        Case("dijkstra",     MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
+    "parser-bv0-mup":
+        Case("parser",       MUP,     "o3",     "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
+    "memlat-niagara":
+        Case("memlat",       NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
+    "dijkstra-niagara":
+        Case("dijkstra",     NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
+    "parser-bv0-niagara":
+        Case("parser",       NIAGARA, "timing", "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
+    "qsort-mup":
+        Case("qsort",        MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
+    "blackscholes-mup":
+        Case("blackscholes", MUP,     "o3",     None,     None,          "smoke", "smarts-dense"),
+    "mcf-bv0-mup":
+        Case("mcf",          MUP,     "o3",     "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
+    "gzip-bv0-mup":
+        Case("gzip",         MUP,     "o3",     "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
+    "qsort-niagara":
+        Case("qsort",        NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
+    "mcf-bv0-niagara":
+        Case("mcf",          NIAGARA, "timing", "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
+    "fft-mup":
+        Case("fft",          MUP,     "o3",     None,     None,          "smoke", "smarts-default"),
+    "sha-mup":
+        Case("sha",          MUP,     "o3",     None,     None,          "smoke", "smarts-default"),
 }
 MODES = ("full", "sampled", "misses")
 METRICS = ("ipc", "l1i_mpki", "l1d_mpki", "llc_mpki")

@@ -475,7 +475,8 @@ def _pct(x) -> str:
 @click.argument("name", required=False)
 @click.option("--characterise", "do_char", is_flag=True,
               help="Re-run cachegrind (smoke size) for NAME, or for every workload, and store it.")
-@click.option("--build", "do_build", is_flag=True, help="Build every workload and print the overlay.")
+@click.option("--build", "do_build", is_flag=True,
+              help="Build every workload and print the overlay.")
 def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
     """List the workloads with their cache characterisation, or show one in detail."""
     if do_build:
@@ -503,7 +504,8 @@ def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
                 row += f" {cell:<34}"
             click.echo(row + " " + w.summary + (" [characterisation stale]" if n in stale else ""))
         if stale:
-            click.echo("stale: sources changed since measured; python3 run.py workloads NAME --characterise")
+            click.echo("stale: sources changed since measured; "
+                       "python3 run.py workloads NAME --characterise")
         if not chars:
             click.echo("(no characterisation yet: python3 run.py workloads --characterise)")
         return

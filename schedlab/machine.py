@@ -78,7 +78,8 @@ class Latency:
     def parse(cls, value, what: str) -> Latency:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(cycles?|ns)\s*", str(value))
         if not m:
-            raise UserError(f"{what}: cannot read latency {value!r}; write it like 14cycles or 100ns")
+            raise UserError(f"{what}: cannot read latency {value!r}; "
+                            "write it like 14cycles or 100ns")
         unit = "ns" if m.group(2) == "ns" else "cycles"
         return cls(float(m.group(1)), unit)
 
@@ -564,7 +565,8 @@ def _build(name: str, raw: dict, overrides: tuple[str, ...], where: str) -> Mach
         assoc = _int(c.get("assoc"), f"{cwhere}: assoc")
         line = _int(c.get("line"), f"{cwhere}: line")
         if not _is_power_of_two(line):
-            raise UserError(f"{cwhere}: line size {line} is not a power of two; use 16, 32, 64 or 128")
+            raise UserError(f"{cwhere}: line size {line} is not a power of two; "
+                            "use 16, 32, 64 or 128")
         if size % (assoc * line) or not _is_power_of_two(size // (assoc * line)):
             sets = size / (assoc * line)
             raise UserError(

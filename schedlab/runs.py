@@ -209,7 +209,8 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     if request.numa_from not in ("firmware", "kernel"):
         raise UserError("--numa-from must be 'firmware' or 'kernel'")
     if not request.jobs:
-        raise UserError("no workload given; name one with --workload (see 'python3 run.py workloads')")
+        raise UserError("no workload given; name one with --workload "
+                        "(see 'python3 run.py workloads')")
     machine = load_machine(request.machine, request.overrides)
     policy_name = request.policy or "vanilla"
     policy = policies.policy(policy_name)

@@ -31,7 +31,8 @@ def results_dir(tmp_path, monkeypatch):
     return tmp_path / "results"
 
 
-def run_cli(*args: str, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+def run_cli(*args: str, env: dict | None = None,
+            timeout: float = 900) -> subprocess.CompletedProcess:
     """``python3 run.py ARGS`` in this interpreter's environment (no re-bootstrap)."""
     full_env = {**os.environ, "SCHEDLAB_IN_VENV": "1", **(env or {})}
     return subprocess.run([sys.executable, str(REPO / "run.py"), *args], cwd=REPO,

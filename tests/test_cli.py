@@ -178,7 +178,8 @@ def test_user_program_compile_errors_are_shown_whole(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     lines = proc.stderr.splitlines()
     assert f"error: building {src} failed (gcc exited 1):" in lines
-    assert any(ln.startswith(f"{src}:3:") and "'undeclared' undeclared" in ln.replace("\u2018", "'").replace("\u2019", "'")
+    assert any(ln.startswith(f"{src}:3:")
+               and "'undeclared' undeclared" in ln.replace("\u2018", "'").replace("\u2019", "'")
                for ln in lines), proc.stderr
     assert any(ln.startswith(f"{src}:3:") and "also_undeclared" in ln for ln in lines), proc.stderr
 

@@ -54,7 +54,8 @@ def test_version_check(version, x86, ok):
 
 
 def test_command_line():
-    cmd = process.command(Path("/g/gem5.fast"), Path("/o"), mode="run", machine_json=Path("/m.json"),
+    cmd = process.command(Path("/g/gem5.fast"), Path("/o"), mode="run",
+                       machine_json=Path("/m.json"),
                        kernel=Path("/k/vmlinux"), kernel_args=["console=ttyS0", "pci=off"],
                        cpu="o3", checkpoint_dir=Path("/c"), readfile=Path("/r.txt"))
     assert cmd[:4] == ["/g/gem5.fast", "--outdir", "/o", str(binary.SCRIPT)]

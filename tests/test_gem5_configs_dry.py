@@ -3,12 +3,12 @@
 In gem5, SimObject parameters, children and port connections are pure Python; only
 ``m5.instantiate`` needs the C++ side. Given a gem5 v24.0 source tree (GEM5_SRC), this test
 builds every catalogue machine with each core model exactly as configs/schedlab_gem5.py
-does (``plan_board.build_board``, then ``_pre_instantiate`` which connects the components), resolves every
-proxy parameter, and checks that no port is left unconnected and that the wiring carries
-the plan: who shares which cache, latencies, CPUID values, O3 sizes, NUMA paths. It does
-not simulate anything. Each check runs in its own interpreter (this file run as a script),
-because it stubs gem5's native module ``_m5`` and the build-generated ``m5.defines``.
-Skipped unless GEM5_SRC names a gem5 source tree.
+does (``plan_board.build_board``, then ``_pre_instantiate`` which connects the components),
+resolves every proxy parameter, and checks that no port is left unconnected and that the
+wiring carries the plan: who shares which cache, latencies, CPUID values, O3 sizes, NUMA
+paths. It does not simulate anything. Each check runs in its own interpreter (this file run
+as a script), because it stubs gem5's native module ``_m5`` and the build-generated
+``m5.defines``. Skipped unless GEM5_SRC names a gem5 source tree.
 """
 
 from __future__ import annotations
@@ -159,14 +159,16 @@ def _dry_check(src: Path, machine: str, cpu: str, overrides: list[str]) -> dict:
     for c in plan.caches:
         obj = getattr(h, c.name)
         caches[c.name] = {"size": int(obj.size.value), "assoc": int(obj.assoc),
-                          "tag_latency": int(obj.tag_latency), "mem_side": _peer(obj._port_refs["mem_side"])}
+                          "tag_latency": int(obj.tag_latency),
+                          "mem_side": _peer(obj._port_refs["mem_side"])}
     cores = []
     for core in board.processor.cores:
         sim = core.core
         cores.append({"type": type(sim).__name__, "dcache": _peer(sim._port_refs["dcache_port"]),
                       "fms": [int(x) for x in sim.isa[0].FamilyModelStepping],
                       "lmas": [int(x) for x in sim.isa[0].LongModeAddressSize],
-                      **({"issueWidth": int(sim.issueWidth), "numROBEntries": int(sim.numROBEntries)}
+                      **({"issueWidth": int(sim.issueWidth),
+                          "numROBEntries": int(sim.numROBEntries)}
                          if cpu == "o3" else {})})
     links = {}
     for r in plan.memory.requesters:
@@ -315,7 +317,8 @@ if __name__ != "__main__":
         for core, got in zip(plan.cores, d["cores"]):
             assert got["fms"] == list(core.cpuid_family_model_stepping)
             assert got["lmas"] == list(core.cpuid_long_mode_address_size)
-            assert got["dcache"] == f"board.cache_hierarchy.{plan.l1_of(core.index, 'data').name}.cpu_side"
+            assert got["dcache"] == ("board.cache_hierarchy."
+                                     f"{plan.l1_of(core.index, 'data').name}.cpu_side")
             assert got["type"] == {"atomic": "X86AtomicSimpleCPU", "timing": "X86TimingSimpleCPU",
                                    "o3": "X86O3CPU"}[cpu]
             if cpu == "o3":

@@ -4,8 +4,8 @@ gem5 runs configs/schedlab_gem5.py with its own Python, which has the standard l
 gem5's modules, not our virtual environment. The script and its components import three
 modules of schedlab (the board plan, the per-task attribution and the sampling schedule):
 those must import with the standard library alone, and every name configs/ imports from
-schedlab or from its own files must exist. (gem5's side of the imports is checked by tests/test_gem5_configs_dry.py,
-with a gem5 source tree.)
+schedlab or from its own files must exist. (gem5's side of the imports is checked by
+tests/test_gem5_configs_dry.py, with a gem5 source tree.)
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Asserts the derived structure for every machine: which cores share which cache instance,
 sizes and latencies in gem5 units, per-core CPUID values, the 3 GiB memory cap, and
-Hector's NUMA latencies with the ring-delay knob reproducing the ring-delay latencies of the catalogue (configs/machines.toml).
+Hector's NUMA latencies with the ring-delay knob reproducing the ring-delay latencies of the
+catalogue (configs/machines.toml).
 """
 
 import json

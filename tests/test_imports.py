@@ -1,9 +1,9 @@
 """Every import of schedlab's own code names a module and a name that exist.
 
-Imports (and the names used through them) inside functions and fixtures run only when those do (a gem5-only path, a fixture
-of a slow QEMU test), so a module that moved can hide there: test_kernel_series.py and a
-fixture of test_sched_qemu.py still imported ``schedlab.kernel`` and
-``schedlab.workloads`` after the package was split into folders. This reads every import
+Imports (and the names used through them) inside functions and fixtures run only when those
+do (a gem5-only path, a fixture of a slow QEMU test), so a module that moved can hide there:
+test_kernel_series.py and a fixture of test_sched_qemu.py still imported ``schedlab.kernel``
+and ``schedlab.workloads`` after the package was split into folders. This reads every import
 statement of the package, the tests, the benchmarks and the notebooks without running them.
 """
 

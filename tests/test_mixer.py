@@ -1,4 +1,5 @@
-"""The software mixer natively (without the task-affinity declaration) and its host-side analysis."""
+"""The software mixer natively (without the task-affinity declaration) and its host-side
+analysis."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def exe() -> Path:
     return programs.binary("mixer")
 
 
-def run(exe: Path, out: Path, *args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, dict]:
+def run(exe: Path, out: Path, *args: str,
+        timeout: float = 60) -> tuple[subprocess.CompletedProcess, dict]:
     r = subprocess.run([str(exe), "--out", str(out), "--sched", "other", *args],
                        capture_output=True, text=True, timeout=timeout)
     return r, workloads.parse_output(r.stdout)

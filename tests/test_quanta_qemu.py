@@ -4,7 +4,8 @@ them (schedlab.campaigns.kazempour.SHARED_CPU) alternate with the policy's quant
 QEMU's guest clock follows the host's, so a loaded host can delay a tick and stretch a turn;
 the turn after a late tick can come short. The test therefore checks alternation, that the
 median turn is Q and that none is shorter than half of it, and prints the distribution;
-exact lengths are checked on gem5's simulated clock, over every committed study-1 run (tests/test_kazempour_data.py).
+exact lengths are checked on gem5's simulated clock, over every committed study-1 run
+(tests/test_kazempour_data.py).
 """
 
 from __future__ import annotations

@@ -134,7 +134,10 @@ run() {
     for pid in $pids; do kill $pid; done
     for pid in $pids; do wait $pid; done
     n=0
-    for pid in $pids; do echo "p${n}_switches=$(sed -n 's/region_switches=//p' /tmp/out$n)"; n=$((n + 1)); done
+    for pid in $pids; do
+        echo "p${n}_switches=$(sed -n 's/region_switches=//p' /tmp/out$n)"
+        n=$((n + 1))
+    done
     echo "trace_micro=$(grep -c sched_region_micro_schedule: $T/trace)"
     echo "trace_change=$(grep -c sched_region_change: $T/trace)"
     echo "trace_local=$(grep sched_region_change: $T/trace | grep -c type=local)"

@@ -1,9 +1,10 @@
 """The scheduler patches of kernel-patches/ under QEMU (4 vCPUs, two sockets = two LLC groups).
 
-Each test boots the patched guest kernel (schedlab.guest.kernel.build_kernel(), cached by content) with
-a small initramfs of busybox, the mixer and a sleeper, runs one scenario chosen on the kernel
-command line, and reads key=value lines and files back from the serial console. QEMU says
-whether a policy does what it should (placement, migrations), not what it does to caches.
+Each test boots the patched guest kernel (schedlab.guest.kernel.build_kernel(), cached by
+content) with a small initramfs of busybox, the mixer and a sleeper, runs one scenario chosen
+on the kernel command line, and reads key=value lines and files back from the serial console.
+QEMU says whether a policy does what it should (placement, migrations), not what it does to
+caches.
 
 The scenarios need their own /init (bad kernel parameters, switching sysctls between two
 measurements in one boot), so they boot QEMU directly with the project's kernel; the last test
@@ -69,7 +70,9 @@ int main(int argc, char **argv)
 }
 """
 
-INIT = INIT_PREAMBLE + r"""for a in $(cat /proc/cmdline); do case $a in schedtest=*) TEST=${a#schedtest=};; esac; done
+INIT = INIT_PREAMBLE + r"""for a in $(cat /proc/cmdline); do
+    case $a in schedtest=*) TEST=${a#schedtest=};; esac
+done
 echo "SCHEDTEST-BEGIN $TEST"
 dump() { echo "=== file $1"; cat "$2"; echo "=== end"; }
 case $TEST in

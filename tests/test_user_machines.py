@@ -40,7 +40,8 @@ pipeline = { kind = "in-order", width = 1 }
 variants = { one = { cores = [1] } }
 [machines.tiny.caches]
 l1d = { level = 1, kind = "data", size = "32KiB", assoc = 8, line = 64, latency = "3cycles" }
-l2 = { level = 2, kind = "unified", size = "1MiB", assoc = 16, line = 64, latency = "10cycles", shared_by = "machine" }
+l2 = { level = 2, kind = "unified", size = "1MiB", assoc = 16, line = 64, latency = "10cycles", \
+shared_by = "machine" }
 [machines.tiny.memory]
 size_per_node = "1GiB"
 latency = { local = "80ns" }

@@ -76,7 +76,8 @@ def test_build_is_cached_and_overlay_is_complete(overlay, monkeypatch):
         assert entry["binary"] == f"/schedlab/bin/{name}"
         assert entry["sizes"]["smoke"]["args"] == REGISTRY[name].args("smoke")
         head = exe.read_bytes()
-        assert head[:4] == b"\x7fELF" and not programs._elf_is_dynamic(head), f"{name} is not static"
+        assert head[:4] == b"\x7fELF" and not programs._elf_is_dynamic(head), \
+            f"{name} is not static"
         # One multi-call binary holds them all (one copy of libc in the guest's initramfs).
         assert exe.is_symlink() and os.readlink(exe) == programs.MULTICALL
     multicall = overlay / W.GUEST_BIN / programs.MULTICALL
@@ -228,7 +229,8 @@ def test_until_stopped_sizes_end_cleanly_on_sigterm(overlay, name, size):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and p.poll() is None:
         status = Path(f"/proc/{p.pid}/status").read_text()
-        caught = int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("SigCgt")), 16)
+        caught = int(next(ln.split()[1] for ln in status.splitlines()
+                          if ln.startswith("SigCgt")), 16)
         if caught & (1 << (15 - 1)):
             break
         time.sleep(0.01)

@@ -74,5 +74,6 @@ def test_bv_l1d_has_negligible_code_and_bv_l1i_negligible_data(bindir):
     # Many passes: start-up misses vary by a few between runs (address-space randomisation
     # of the stack and vDSO), which must not look like a per-pass footprint.
     many = (10, 1010)
-    assert per_pass(bindir, "bv_l1d", ["--size", "32KiB"], "I1", 16 * KB, 4, 32, passes=many) <= 0.01
+    assert per_pass(bindir, "bv_l1d", ["--size", "32KiB"], "I1", 16 * KB, 4, 32,
+                    passes=many) <= 0.01
     assert per_pass(bindir, "bv_l1i", ["--size", "32KiB"], "D1", 8 * KB, 4, 32, passes=many) <= 0.01

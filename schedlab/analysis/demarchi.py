@@ -344,9 +344,9 @@ def _migrations_map(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path
 
 
 def idle_modes(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
-    """Per machine, policy and idle mode (the default, MWAIT on the modelled CPUs, or idle=poll): the mixer's
-    wake-ups onto idle CPUs, how many came late, what they added, and the production
-    time's mu and rho."""
+    """Per machine, policy and idle mode (the default, MWAIT on the modelled CPUs, or
+    idle=poll): the mixer's wake-ups onto idle CPUs, how many came late, what they added,
+    and the production time's mu and rho."""
     idle = frame.get("idle", pd.Series(index=frame.index, dtype=object)).fillna("default")
     modes = frame.assign(idle=idle)
     prod = samples.merge(modes[["run_id", "idle"]].drop_duplicates(), on="run_id")

@@ -199,7 +199,8 @@ def _read_old_cpu_runs(path: Path) -> dict[str, list[int]]:
         cpus: list[int] = []
         for first, last, cpu in task_runs:
             if first != len(cpus) or last < first:
-                raise _bad(path, f"{task}: run {first}..{last} does not follow sample {len(cpus) - 1}")
+                raise _bad(path, f"{task}: run {first}..{last} does not follow sample "
+                                 f"{len(cpus) - 1}")
             cpus.extend([cpu] * (last - first + 1))
         out[task] = cpus
     return out
@@ -350,7 +351,8 @@ def summary_lines(run: MixerRun) -> list[str]:
 
 def format_cpus(cpus: list[int]) -> str:
     used = sorted(set(cpus))
-    return "CPU " + ",".join(map(str, used)) if len(used) < 2 else "CPUs " + ",".join(map(str, used))
+    return ("CPU " + ",".join(map(str, used)) if len(used) < 2
+            else "CPUs " + ",".join(map(str, used)))
 
 
 def analyse_run(results: Path, workload: str = "mixer",

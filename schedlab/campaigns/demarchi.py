@@ -127,6 +127,7 @@ EXPERIMENTS = (
                 "machine B, 2 cores", _tail, "production_ns", backends=("gem5",)),
     _experiment("demarchi-idle", "figure", "Wake-up honesty: the mixer's wake-ups onto idle "
                 "CPUs that came late (gem5's missed MWAIT wake-ups) and the production time, "
-                "the default idle (MWAIT) vs idle=halt vs idle=poll, machine A, 4 cores, vanilla", _idle_check, "wake_late",
+                "the default idle (MWAIT) vs idle=halt vs idle=poll, machine A, 4 cores, "
+                "vanilla", _idle_check, "wake_late",
                 backends=("gem5",)),
 )

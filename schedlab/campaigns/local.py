@@ -225,6 +225,6 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                     r.proc.wait()
             remove_stale_staging(results)
     say(f"{name}: {report.count('done')} run, {report.count('reused')} reused, "
-        f"{report.count('problems')} with problems, {report.count('failed')} failed" + (", interrupted (rerun to resume)"
-                                             if report.interrupted else ""))
+        f"{report.count('problems')} with problems, {report.count('failed')} failed"
+        + (", interrupted (rerun to resume)" if report.interrupted else ""))
     return report

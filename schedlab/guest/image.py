@@ -166,7 +166,8 @@ def _make_ext4(stage: Path, image: Path) -> None:
     proc = subprocess.run(
         ["mke2fs", "-q", "-t", "ext4", "-d", str(stage), "-L", "schedlab", "-U", "clear",
          "-E", "root_owner=0:0", "-F", str(image), f"{size_mib}M"],
-        capture_output=True, text=True, env={"E2FSPROGS_FAKE_TIME": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"})
+        capture_output=True, text=True,
+        env={"E2FSPROGS_FAKE_TIME": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"})
     if proc.returncode != 0:
         raise UserError(f"mke2fs failed: {proc.stderr.strip().splitlines()[0]}; "
                         "install it with 'apt-get install e2fsprogs'")

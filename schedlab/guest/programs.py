@@ -30,7 +30,8 @@ def _gcc_identity() -> str:
         return subprocess.run([GUEST_CC, "--version"], capture_output=True, text=True,
                               check=True).stdout.splitlines()[0]
     except (OSError, subprocess.CalledProcessError):
-        raise UserError(f"{GUEST_CC} not found; install it (apt-get install gcc libc6-dev)") from None
+        raise UserError(f"{GUEST_CC} not found; "
+                        "install it (apt-get install gcc libc6-dev)") from None
 
 
 def guest_compile_command(sources: list[Path], out: Path, ldflags: list[str] = (),

@@ -122,7 +122,8 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
         result = execute(cmd, outdir, progress, timeout=job.timeout)
     except Gem5Error as e:
         # The run directory is unpublished on failure; keep gem5's logs where they survive.
-        kept = paths.cache_dir() / "gem5-failed" / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}"
+        kept = (paths.cache_dir() / "gem5-failed"
+                / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}")
         shutil.copytree(outdir, kept, ignore=shutil.ignore_patterns("*.cpt", READFILE))
         raise Gem5Error(str(e).replace(str(outdir), str(kept))) from None
     finally:

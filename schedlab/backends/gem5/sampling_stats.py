@@ -57,7 +57,8 @@ def mean_ci(values: list[float], confidence: float = 0.95) -> tuple[float, float
         return math.nan, math.nan
     if len(values) < 2:
         return fmean(values), math.nan
-    half = t_quantile(0.5 + confidence / 2, len(values) - 1) * stdev(values) / math.sqrt(len(values))
+    half = (t_quantile(0.5 + confidence / 2, len(values) - 1) * stdev(values)
+            / math.sqrt(len(values)))
     return fmean(values), half
 
 
