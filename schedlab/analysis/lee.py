@@ -7,17 +7,18 @@ touched) and ``sched_process_exec`` (a program's start, which puts each job's re
 interest on the trace's clock: the launcher starts the ROI ``warmup`` seconds after it
 forked the job, and the job executes at once). Compact tables:
 
-- ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates,
-  the program's own ``key=value`` output such as memlat's ``roi_accesses_per_sec`` (over
-  the ROI; ``accesses_per_sec`` over its life) and ``ns_per_access``, the media server's
+- ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates, the
+  program's own ``key=value`` output such as memlat's ``roi_accesses_per_sec`` (over the
+  ROI; ``accesses_per_sec`` over its life) and ``ns_per_access``, the media server's
   ``p99_ms``, ``wall_s``, on gem5 the ROI's and the job's attributed counters, provenance),
   plus ``cpu_s`` (user + system time) and, from the trace: the ROI's start and end
-  (``roi_start_s``, ``roi_end_s``, seconds after the job's exec), ``first_local_s`` (its first region mapped), ``local_at_roi`` and
-  ``caches_at_roi`` (its regions mapped when the ROI began, and the caches holding them),
-  ``largest_local_pages``, ``micro_schedules`` (in the whole trace), ``micro_in_roi`` and
-  ``micro_per_s`` (per second of the ROI; without a duration, per second of the job's
-  life), ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
-  ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
+  (``roi_start_s``, ``roi_end_s``, seconds after the job's exec), ``first_local_s`` (its
+  first region mapped), ``local_at_roi`` and ``caches_at_roi`` (its regions mapped when the
+  ROI began, and the caches holding them), ``largest_local_pages``, ``micro_schedules`` (in
+  the whole trace), ``micro_in_roi`` and ``micro_per_s`` (per second of the ROI; without a
+  duration, per second of the job's life), ``changes_in_roi`` (region changes inside the
+  ROI: a regioning phase ran there), ``regions_formed``, ``regions_freed`` (merged away or
+  torn down), ``maps``, ``unmaps``;
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
   region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
