@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from schedlab.runs import QEMU_KERNEL_ARGS
+
 # The start of every scenario's /init: busybox's applets, /proc, /sys, debugfs and tracefs
 # ($T), kernel messages kept off the console (they would interleave with the data; dmesg
 # still has them all).
@@ -66,7 +68,7 @@ def boot(kernel, initramfs: Path, test: str, extra: list[str] = (),
          smp: str = "4,sockets=2,cores=2", mem: str = "512M") -> tuple[dict, dict, str]:
     """Boot, run one scenario; returns (key=value lines, files dumped as text, the whole
     console)."""
-    append = " ".join(["console=ttyS0", "panic=-1", "loglevel=6", f"schedtest={test}",
+    append = " ".join([*QEMU_KERNEL_ARGS, "loglevel=6", f"schedtest={test}",
                        "rdinit=/init", *extra])
     cmd = [QEMU, "-accel", "tcg", "-smp", smp, "-m", mem, "-kernel", str(kernel.bzimage),
            "-initrd", str(initramfs), "-append", append, "-nographic", "-no-reboot"]
