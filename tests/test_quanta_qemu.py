@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,9 @@ from schedlab.analysis import slices
 from schedlab.campaigns.kazempour import SHARED_CPU
 from schedlab.machine import format_size, load_machine
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+from scenario_guest import BOOT_TIMEOUT, INIT_PREAMBLE, boot, scenario_initramfs
+
+LAUNCH_C = Path(__file__).resolve().parent.parent / "disk-images" / "guest-tools" / "launch.c"
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
                                 reason="qemu-system-x86_64 not installed")
@@ -75,3 +79,30 @@ def test_a_warmup_moves_the_region_past_the_start(tmp_path, monkeypatch):
     # bv_0's smoke size (200 passes) ends long before 30 s.
     assert short["ended_in_warmup"] and short["exit"] == 0
     assert any("ended during its warm-up" in e for e in res["errors"])
+
+
+LAUNCHER_INIT = INIT_PREAMBLE + r"""
+echo -1 > /proc/sys/kernel/sched_rt_runtime_us
+echo "SCHEDTEST-BEGIN launcher"
+# The launcher and its SCHED_RR workload on CPU 0 alone, RT throttling off: once the workload
+# runs, only a launcher that outranks it can wake there to end the warm-up and stop it.
+taskset -c 0 /launch --job spin --rep 0 --nonce n --cpus 0 --policy rr --prio 1 \
+    --warmup-us 50000 --duration-us 100000 -- sh -c 'while :; do :; done' > /tmp/result
+echo "launch_exit=$?"
+sed -n 's/.*"stopped":\([a-z]*\).*/stopped=\1/p' /tmp/result
+echo "SCHEDTEST-END"
+poweroff -f
+"""
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_the_launcher_keeps_time_on_a_cpu_its_rt_workload_fills(tmp_path):
+    """A CFS launcher pinned where its SCHED_RR workload spins never woke again (a gem5 run
+    of study 1 simulated a second of a 6 ms region); as SCHED_FIFO it ends the run."""
+    from schedlab.guest import kernel as K
+    initramfs = scenario_initramfs(
+        tmp_path, LAUNCHER_INIT,
+        {"launch": (LAUNCH_C.read_text(), [f"-I{LAUNCH_C.parent}"])}, {})
+    values, _, console = boot(K.build_kernel(progress=lambda s: None), initramfs, "launcher")
+    assert values.get("launch_exit") == "0", console[-3000:]
+    assert values.get("stopped") == "true", console[-3000:]

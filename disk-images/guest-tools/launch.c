@@ -26,6 +26,11 @@
  * this process wakes from the warm-up, which a busy machine can delay: the result's
  * "roi_late_ns" says by how much they followed the announced start.
  *
+ * The launcher keeps the region's time, so it runs as SCHED_FIFO at the highest priority
+ * from before the fork: it sleeps but for its m5 ops and timers, and a CFS launcher whose
+ * last CPU a real-time workload fills with RT throttling off (study 1's base vectors) would
+ * never run there again, and the workload would never be stopped.
+ *
  * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
  * anything, and without its code knowing); with --regions favour it also becomes the process
@@ -305,6 +310,10 @@ int main(int argc, char **argv)
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
 	}
+	struct sched_param timekeeper = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
+
+	if (set_scheduler(SCHED_FIFO, &timekeeper))
+		die("sched_setscheduler (the launcher's own SCHED_FIFO)", strerror(errno));
 	uint64_t start = now_ns();
 	uint64_t roi_start = start + (uint64_t)warmup_us * 1000, roi_late = 0;
 	pid_t pid = fork();
