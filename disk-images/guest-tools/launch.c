@@ -27,9 +27,10 @@
  * "roi_late_ns" says by how much they followed the announced start.
  *
  * The launcher keeps the region's time, so it runs as SCHED_FIFO at the highest priority
- * from before the fork: it sleeps but for its m5 ops and timers, and a CFS launcher whose
- * last CPU a real-time workload fills with RT throttling off (study 1's base vectors) would
- * never run there again, and the workload would never be stopped.
+ * from before the fork (its children start as ordinary tasks): it sleeps but for its m5 ops
+ * and timers, and a CFS launcher whose last CPU a real-time workload fills with RT
+ * throttling off (study 1's base vectors) would never run there again, and the workload
+ * would never be stopped.
  *
  * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
@@ -312,7 +313,12 @@ int main(int argc, char **argv)
 	}
 	struct sched_param timekeeper = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
 
-	if (set_scheduler(SCHED_FIFO, &timekeeper))
+	/*
+	 * Reset on fork: a workload that started at the launcher's priority would preempt the
+	 * task it is to share a CPU with before it lowers itself, and the first quanta of the
+	 * pair would come out of turn (seen on QEMU at Q = 10 ms: turns of 1 and 17 ms).
+	 */
+	if (set_scheduler(SCHED_FIFO | SCHED_RESET_ON_FORK, &timekeeper))
 		die("sched_setscheduler (the launcher's own SCHED_FIFO)", strerror(errno));
 	uint64_t start = now_ns();
 	uint64_t roi_start = start + (uint64_t)warmup_us * 1000, roi_late = 0;
