@@ -38,10 +38,10 @@ def scratch(tmp_path_factory):
 SCRATCH = None
 
 
-def run(overlay, name, args, timeout=60):
+def run(overlay, name, args, timeout=60, env=None):
     return subprocess.run([str(overlay / W.GUEST_BIN / name), *args], capture_output=True,
                           text=True, timeout=timeout, cwd=SCRATCH,
-                          env={**os.environ, "SCHEDLAB_OUT": str(SCRATCH)})
+                          env={**os.environ, "SCHEDLAB_OUT": str(SCRATCH), **(env or {})})
 
 
 def test_registry_has_every_study_program():
@@ -360,9 +360,7 @@ def test_every_workload_is_characterised():
 
 
 def _roi_run(overlay, name, args, roi_ns):
-    out = subprocess.run([str(overlay / W.GUEST_BIN / name), *args], capture_output=True,
-                         text=True, timeout=60, cwd=SCRATCH,
-                         env={**os.environ, "SCHEDLAB_ROI_START_NS": str(roi_ns)})
+    out = run(overlay, name, args, env={"SCHEDLAB_ROI_START_NS": str(roi_ns)})
     assert out.returncode == 0, out.stderr
     return W.parse_output(out.stdout)
 
@@ -397,8 +395,7 @@ def test_mediaserver_counts_only_requests_arriving_in_the_region_of_interest(ove
 
 
 def test_bad_region_of_interest_start_is_one_line_error(overlay):
-    out = subprocess.run([str(overlay / W.GUEST_BIN / "memlat"), *REGISTRY["memlat"].args("smoke")],
-                         capture_output=True, text=True, timeout=60, cwd=SCRATCH,
-                         env={**os.environ, "SCHEDLAB_ROI_START_NS": "soon"})
+    out = run(overlay, "memlat", REGISTRY["memlat"].args("smoke"),
+              env={"SCHEDLAB_ROI_START_NS": "soon"})
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "SCHEDLAB_ROI_START_NS" in out.stderr

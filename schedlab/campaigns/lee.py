@@ -120,9 +120,9 @@ def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
 # measure them over their whole life, with no warm-up: on gem5 that life is seconds of
 # detailed simulation, and a definition with a warm-up on the Atomic cores and a ROI long
 # enough for a response-time distribution is not made yet.
-CONSOLIDATED_ON_GEM5 = ("{what} over its whole life, which on gem5 is {cost} of detailed "
-                        "simulation; its roi_* output allows a warm-up on the Atomic cores "
-                        "and a shorter ROI, but that definition is not made yet")
+CONSOLIDATED_ON_GEM5 = ("{what} over its whole life, which on gem5 is all detailed "
+                        "simulation ({cost}); its roi_* output allows a warm-up on the Atomic "
+                        "cores and a shorter ROI, but that definition is not made yet")
 
 
 def _memlat(size: str, access: int, seed: int, scale: str, backend: str, cpus=None,
@@ -251,14 +251,14 @@ EXPERIMENTS = (
                 "paper: 300 at 30/s)",
                 {"gem5": CONSOLIDATED_ON_GEM5.format(
                     what="Fig. 24 takes the media server's response times",
-                    cost="3 s (600 requests)")}),
+                    cost="3 s of guest time: 600 requests")}),
     _experiment("lee-fig25", "Parallel ray tracer consolidated with omnetpp: elapsed and CPU "
                 "time, cache misses", _consolidated("raytrace", "omnetpp"), "wall_s",
                 "the ray tracer's smoke size (160 x 120, 2 samples, 2 threads: it may end before "
                 "its regions are mapped)",
                 {"gem5": CONSOLIDATED_ON_GEM5.format(
                     what="Fig. 25 takes the ray tracer's elapsed and CPU time",
-                    cost="about 0.1 G instructions per thread beside omnetpp")}),
+                    cost="about 0.1 G instructions per thread, beside omnetpp")}),
     _experiment("lee-overheads", "Cost of one micro-schedule (cycles) and the total overhead "
                 "at about 700 micro-schedules per second", _fig9, "micro_schedule_cycles",
                 "20 ms ROI, working sets up to 2 x 4 MiB, access times 2^12 and 2^16"),
