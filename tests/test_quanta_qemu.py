@@ -94,6 +94,27 @@ echo "SCHEDTEST-END"
 poweroff -f
 """
 
+# The runner and a job's workload on CPU 0 beside a SCHED_RR task that fills it (RT
+# throttling off), as in study 1: the runner promoted as rootfs/init promotes itself, the
+# workload placed by its launcher. A CFS runner would never wake from its wait for the job
+# (nor its sleep); a workload that placed itself as a CFS task there would never run to do it.
+RUNNER_INIT = INIT_PREAMBLE + r"""
+echo -1 > /proc/sys/kernel/sched_rt_runtime_us
+echo "SCHEDTEST-BEGIN runner"
+taskset -p 1 $$ > /dev/null
+/launch --promote $$
+echo "promote_exit=$?"
+/launch --background --policy rr --prio 1 --cpus 0 -- sh -c 'while :; do :; done' &
+spinner=$!
+sleep 1
+/launch --job spin --rep 0 --nonce n --cpus 0 --policy rr --prio 1 --duration-us 100000 \
+    -- sh -c 'while :; do :; done' > /tmp/result
+echo "launch_exit=$?"
+kill $spinner
+sed -n 's/.*"stopped":\([a-z]*\).*/stopped=\1/p' /tmp/result
+echo "SCHEDTEST-END"
+poweroff -f
+"""
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_the_launcher_keeps_time_on_a_cpu_its_rt_workload_fills(tmp_path):
@@ -104,5 +125,20 @@ def test_the_launcher_keeps_time_on_a_cpu_its_rt_workload_fills(tmp_path):
         tmp_path, LAUNCHER_INIT,
         {"launch": (LAUNCH_C.read_text(), [f"-I{LAUNCH_C.parent}"])}, {})
     values, _, console = boot(K.build_kernel(progress=lambda s: None), initramfs, "launcher")
+    assert values.get("launch_exit") == "0", console[-3000:]
+    assert values.get("stopped") == "true", console[-3000:]
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_the_runner_and_a_new_workload_run_on_a_cpu_an_rt_task_fills(tmp_path):
+    """The runner (CFS) or a workload's child before it placed itself could wait on the CPU
+    the SCHED_RR base vector fills and never run (the likely cause of a kazempour-fig2 gem5
+    run that simulated 0.76 s of a 6 ms region). Hangs without either change."""
+    from schedlab.guest import kernel as K
+    initramfs = scenario_initramfs(
+        tmp_path, RUNNER_INIT,
+        {"launch": (LAUNCH_C.read_text(), [f"-I{LAUNCH_C.parent}"])}, {})
+    values, _, console = boot(K.build_kernel(progress=lambda s: None), initramfs, "runner")
+    assert values.get("promote_exit") == "0", console[-3000:]
     assert values.get("launch_exit") == "0", console[-3000:]
     assert values.get("stopped") == "true", console[-3000:]

@@ -38,6 +38,18 @@ def test_rr_turns_alternate_and_are_never_shorter_than_the_quantum():
     assert all(a.pid != b.pid for a, b in zip(turns, turns[1:]))
 
 
+def test_the_turn_a_stopped_task_exits_in_is_no_quantum():
+    switches = _switches("qemu-rr-10ms-runner-wakes.txt")
+    turns = slices.turns(switches, 0, {51, 53})
+    # gzip (53) died 1.3 ms into its last turn; the base vector (51) ran on until the
+    # runner preempted it, so that turn is not the last of the trace.
+    dying = [t for t in turns if t.exited]
+    assert [(t.pid, round(t.ms, 1)) for t in dying] == [(53, 1.3)] and turns[-1].pid == 51
+    report = slices.quantum_report(switches, 0, {51, 53}, 10.0, since_pid=53)
+    assert report["full_turns"] == len(slices.shared_turns(switches, 0, {51, 53}, 53)) - 3
+    assert min(report["lengths_ms"]) >= 9.0
+
+
 def test_cfs_turns_overshoot_a_2ms_slice_to_the_next_tick():
     switches = _switches("qemu-cfs-2ms.txt")
     cpu, pids = slices.sharing_pids(switches, 75)

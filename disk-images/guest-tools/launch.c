@@ -27,10 +27,17 @@
  * "roi_late_ns" says by how much they followed the announced start.
  *
  * The launcher keeps the region's time, so it runs as SCHED_FIFO at the highest priority
- * from before the fork (its children start as ordinary tasks): it sleeps but for its m5 ops
- * and timers, and a CFS launcher whose last CPU a real-time workload fills with RT
- * throttling off (study 1's base vectors) would never run there again, and the workload
- * would never be stopped.
+ * from before the fork: it sleeps but for its m5 ops and timers, and a CFS launcher whose
+ * last CPU a real-time workload fills with RT throttling off (study 1's base vectors) would
+ * never run there again, and the workload would never be stopped.  Its child starts as an
+ * ordinary task and waits; the launcher places it (CPUs, then class) and lets it execute.
+ * The child does not place itself: as a CFS task it may start on a CPU a real-time task
+ * fills and never run to do so, and at the launcher's priority it would preempt the task it
+ * is to take turns with.
+ *
+ * "launch --promote PID" makes process PID (the runner) SCHED_FIFO at the highest priority
+ * too, for the same reason: the runner must wake to stop the background workloads after
+ * the last job.
  *
  * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
@@ -40,6 +47,7 @@
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
  *               [--regions none|join|favour] [--background] -- CMD [ARGS...]
+ *        launch --promote PID
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,9 +97,17 @@ static void die(const char *msg, const char *arg)
  * with ENOSYS because POSIX defines it per process and Linux per thread; here it sets the
  * calling thread, which is what a freshly forked single-threaded child is.
  */
-static int set_scheduler(int policy, const struct sched_param *param)
+static int set_scheduler(pid_t pid, int policy, const struct sched_param *param)
 {
-	return (int)syscall(SYS_sched_setscheduler, 0, policy, param);
+	return (int)syscall(SYS_sched_setscheduler, pid, policy, param);
+}
+
+/* The highest SCHED_FIFO priority, for the processes that keep a run's time. */
+static int promote(pid_t pid, int flags)
+{
+	struct sched_param top = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
+
+	return set_scheduler(pid, SCHED_FIFO | flags, &top);
 }
 
 
@@ -220,13 +236,18 @@ int main(int argc, char **argv)
 {
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
 	const char *m5_mode = "none", *out = NULL, *regions = "none";
-	int rep = 0, prio = 0, background = 0, i, fds[2];
+	int rep = 0, prio = 0, background = 0, i, fds[2], go[2];
 	long long duration_us = 0, warmup_us = 0;
 	int ended_in_warmup = 0;
 	cpu_set_t set;
 	struct sched_param param;
 	int policy;
 
+	if (argc == 3 && !strcmp(argv[1], "--promote")) {
+		if (promote(atoi(argv[2]), 0))
+			die("cannot make the runner SCHED_FIFO", strerror(errno));
+		return 0;
+	}
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -281,7 +302,7 @@ int main(int argc, char **argv)
 	param.sched_priority = prio;
 
 	if (background) {
-		if (set_scheduler(policy, &param))
+		if (set_scheduler(0, policy, &param))
 			die("sched_setscheduler", strerror(errno));
 		if (cpus && sched_setaffinity(0, sizeof(set), &set))
 			die("sched_setaffinity", strerror(errno));
@@ -305,20 +326,18 @@ int main(int argc, char **argv)
 		mkdir(out, 0755);
 		setenv("SCHEDLAB_OUT", out, 1);
 	}
-	if (pipe(fds))
+	if (pipe(fds) || pipe(go))
 		die("pipe", strerror(errno));
 	if (!warmup_us) {
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
 	}
-	struct sched_param timekeeper = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
-
 	/*
-	 * Reset on fork: a workload that started at the launcher's priority would preempt the
-	 * task it is to share a CPU with before it lowers itself, and the first quanta of the
-	 * pair would come out of turn (seen on QEMU at Q = 10 ms: turns of 1 and 17 ms).
+	 * Reset on fork: a child at the launcher's priority would preempt the task it is to
+	 * take turns with before it is placed, and the first quanta of the pair would come out
+	 * of turn (seen on QEMU at Q = 10 ms: turns of 1 and 17 ms).
 	 */
-	if (set_scheduler(SCHED_FIFO | SCHED_RESET_ON_FORK, &timekeeper))
+	if (promote(0, SCHED_RESET_ON_FORK))
 		die("sched_setscheduler (the launcher's own SCHED_FIFO)", strerror(errno));
 	uint64_t start = now_ns();
 	uint64_t roi_start = start + (uint64_t)warmup_us * 1000, roi_late = 0;
@@ -327,20 +346,17 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		die("fork", strerror(errno));
 	if (pid == 0) {
+		char placed;
+
 		/* Its own process group, so a stop at --duration-us reaches its children too. */
 		setpgid(0, 0);
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);
-		/*
-		 * Class first, then CPU: a CFS task pinned to a CPU where a real-time task
-		 * runs (a SCHED_RR base vector with RT throttling off) would never run again
-		 * to change its own class.
-		 */
-		if (set_scheduler(policy, &param))
-			die("sched_setscheduler", strerror(errno));
-		if (cpus && sched_setaffinity(0, sizeof(set), &set))
-			die("sched_setaffinity", strerror(errno));
+		close(go[1]);
+		if (read(go[0], &placed, 1) != 1)
+			_exit(127);	/* the launcher could not place it and has gone */
+		close(go[0]);
 		if (out && chdir(out))
 			die("chdir", out);
 		join_regions(regions);
@@ -349,6 +365,22 @@ int main(int argc, char **argv)
 		die("cannot run", argv[i + 1]);
 	}
 	close(fds[1]);
+	close(go[0]);
+	setpgid(pid, pid);	/* before any stop, whichever of the two runs first */
+	/*
+	 * CPUs first, then class: moved as an ordinary task it cannot preempt anything, and as
+	 * a real-time task it then joins the tail of its CPU's queue at its priority.
+	 */
+	if ((cpus && sched_setaffinity(pid, sizeof(set), &set)) ||
+	    set_scheduler(pid, policy, &param)) {
+		int err = errno;
+
+		kill(pid, SIGKILL);
+		die("cannot place the workload", strerror(err));
+	}
+	if (write(go[1], "", 1) != 1)
+		die("cannot start the workload", strerror(errno));
+	close(go[1]);
 	if (warmup_us) {
 		struct timespec warmup = { warmup_us / 1000000, (warmup_us % 1000000) * 1000 };
 		siginfo_t early;

@@ -90,8 +90,8 @@ def _quanta(switches: list[slices.Switch], pid: int, label: dict) -> dict:
         report = slices.quantum_report(switches, cpu, tracked, q, since_pid=pid)
         all_turns = slices.shared_turns(switches, cpu, tracked, pid)
         table = [{"task": "benchmark" if t.pid == pid else "base vector", "cpu": t.cpu,
-                  "ms": t.ms, "full": 0 < i < len(all_turns) - 1}
-                 for i, t in enumerate(all_turns)]
+                  "ms": t.ms, "full": whole}
+                 for t, whole in zip(all_turns, slices.full_turns(all_turns))]
         summary = {"turns_full": report["full_turns"], "turn_median_ms": report["median_ms"],
                    "turns_within_10pct": report["within"]}
         return {"summary": summary, "turns": table}

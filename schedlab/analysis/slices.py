@@ -6,8 +6,10 @@ of ``sched:sched_switch`` (a run's ``artifacts/trace.txt``) into *turns*: on one
 of a tracked task starts when it is switched in after another tracked task and lasts until
 the next tracked task is switched in. Short interruptions by untracked tasks (a kworker, an
 interrupt thread) stay inside the turn, since the other tracked task still waited for them.
-The first and last turn of the trace are partial (a task started or was stopped mid-quantum)
-and are left out of the distribution.
+The first and last turn of the trace are partial (a task started or was stopped mid-quantum),
+and so is a turn in which its task exited (a stopped workload dies in its next turn, which
+the runner's own wake-up may leave short of the trace's end); all are left out of the
+distribution.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Turn:
     comm: str
     start_s: float
     end_s: float
+    exited: bool = False    # the task exited during this turn, which ended it early
 
     @property
     def ms(self) -> float:
@@ -72,14 +75,23 @@ def turns(switches: list[Switch], cpu: int, tracked: set[int]) -> list[Turn]:
     on_cpu = [s for s in switches if s.cpu == cpu]
     out: list[Turn] = []
     current: tuple[int, str, float] | None = None
+    exited = False
     for s in on_cpu:
+        if current is not None and s.prev_pid == current[0] and s.prev_state[:1] in "ZX":
+            exited = True
         if s.next_pid in tracked and (current is None or current[0] != s.next_pid):
             if current is not None:
-                out.append(Turn(cpu, current[0], current[1], current[2], s.time_s))
-            current = (s.next_pid, s.next_comm, s.time_s)
+                out.append(Turn(cpu, *current, s.time_s, exited))
+            current, exited = (s.next_pid, s.next_comm, s.time_s), False
     if current is not None and on_cpu and on_cpu[-1].time_s > current[2]:
-        out.append(Turn(cpu, current[0], current[1], current[2], on_cpu[-1].time_s))
+        out.append(Turn(cpu, *current, on_cpu[-1].time_s, exited))
     return out
+
+
+def full_turns(all_turns: list[Turn]) -> list[bool]:
+    """Which of a CPU's turns are whole quanta: not the first or the last of the trace, and
+    not one its task exited in."""
+    return [0 < i < len(all_turns) - 1 and not t.exited for i, t in enumerate(all_turns)]
 
 
 def sharing_pids(switches: list[Switch], pid: int) -> tuple[int, set[int]]:
@@ -126,13 +138,13 @@ def quantum_report(switches: list[Switch], cpu: int, tracked: set[int],
     """How well the tracked tasks on ``cpu`` took turns of ``quantum_ms``.
 
     With ``since_pid``, only the turns from that task's first one on (shared_turns).
-    ``full_turns`` excludes the first and last (partial) turns; ``within`` is the fraction of
+    ``full_turns`` excludes the partial turns (``full_turns()``); ``within`` is the fraction of
     those within ``tolerance`` of the quantum; ``alternating`` says whether each full turn was
     followed by another tracked task's turn (always true by construction when two or more
     tasks are tracked, false when only one of them ever ran)."""
     all_turns = (turns(switches, cpu, tracked) if since_pid is None
                  else shared_turns(switches, cpu, tracked, since_pid))
-    full = all_turns[1:-1]
+    full = [t for t, whole in zip(all_turns, full_turns(all_turns)) if whole]
     lengths = [t.ms for t in full]
     ok = [abs(x - quantum_ms) <= tolerance * quantum_ms for x in lengths]
     tasks = sorted({t.pid for t in all_turns})
