@@ -86,6 +86,10 @@ def parse_args():
                    help="host seconds between progress lines")
     p.add_argument("--max-seconds", type=float, default=0.0,
                    help="stop after this many simulated seconds (0: no limit)")
+    p.add_argument("--max-region-seconds", type=float, default=0.0,
+                   help="stop when a region of interest (m5 workbegin to workend) has lasted "
+                        "this many simulated seconds: a workload that was not stopped at its "
+                        "duration (0: no limit)")
     p.add_argument("--max-host-seconds", type=float, default=0.0,
                    help="stop after this many host seconds (0: no limit)")
     return p.parse_args()
@@ -233,6 +237,7 @@ class RunEvents:
         self.slice_ticks = int(1e9)
         self.limit_tick = (self.start_tick + int(args.max_seconds * 1e12)
                            if args.max_seconds > 0 else None)
+        self.region_start_tick: int | None = None   # inside a region of interest
         # Of the exit being handled: host time when the slice began and when it ended, tick.
         self.slice_started = self.now = self.start_host
         self.tick = self.start_tick
@@ -309,6 +314,14 @@ class RunEvents:
         if self.limit_tick is not None and self.tick >= self.limit_tick:
             emit("event", event="limit", what="max-seconds", tick=self.tick)
             return 3
+        if (self.args.max_region_seconds and self.region_start_tick is not None
+                and self.tick - self.region_start_tick > self.args.max_region_seconds * 1e12):
+            lasted = (self.tick - self.region_start_tick) / 1e12
+            emit("event", event="limit", what="max-region-seconds", tick=self.tick,
+                 why=f"a region of interest lasted {lasted:.3f} s simulated, more than the "
+                     f"{self.args.max_region_seconds:g} s its durations allow: a workload "
+                     f"was not stopped (see the guest console)")
+            return 3
         if self.args.max_host_seconds and self.now - self.start_host > self.args.max_host_seconds:
             emit("event", event="limit", what="max-host-seconds", tick=self.tick)
             return 3
@@ -366,6 +379,7 @@ class RunEvents:
         if self.sampling is not None:
             self._begin_sampling()
         emit("event", event="workbegin", tick=self.tick, **self._insts_host(3))
+        self.region_start_tick = self.tick
         return None
 
     def on_workend(self, ev) -> int | None:
@@ -380,6 +394,7 @@ class RunEvents:
         if self.sampler is not None:
             cost["windows"] = self._end_sampling()
         emit("event", event="workend", tick=self.tick, **self._insts_host(3), **cost)
+        self.region_start_tick = None
         if self.fast_forward and self.board.get_processor().switch_to_atomic():
             # The detailed cores' statistics stay as they were at the region's end
             # (switched-out cores do not tick); the guest's dumpstats records them.

@@ -199,7 +199,10 @@ def _best_backend() -> str:
               show_default=True, help="QEMU: NUMA from ACPI tables or from the kernel parameter.")
 @click.option("--timeout", type=float, default=None,
               help="Host seconds for the whole run (default: 1800 on QEMU; 6 hours on gem5, "
-                   "not counting a first boot to the checkpoint).")
+                   "not counting a first boot to the checkpoint). On gem5, when every job has "
+                   "a --duration, a region of interest that lasts twice the longest plus "
+                   "0.25 s of simulated time also ends the run (a workload that was not "
+                   "stopped).")
 @click.option("--ready-timeout", default=180.0, show_default=True,
               help="Seconds for the guest to boot to its ready marker.")
 @click.option("--attribute-tasks", is_flag=True,

@@ -48,6 +48,11 @@ M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
 # Host seconds a run may take unless the request says: a detailed gem5 run of a large
 # machine (Hector's 16 cores) takes hours; a first boot to the checkpoint is not counted.
 DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
+# A gem5 region of interest whose jobs all have a duration is an overrun (a workload that was
+# not stopped) past twice the longest duration plus this grace: a stopped workload takes its
+# signal in its next turn, at most one quantum of a task sharing its CPU later (the studies'
+# longest quantum is 200 ms). Without it a hung region would simulate up to DEFAULT_TIMEOUT.
+REGION_GRACE_S = 0.25
 # Per-CPU trace buffer (KiB) when a policy traces scheduler events. A QEMU run lasts seconds
 # to minutes of guest time; a gem5 run simulates milliseconds to a second, a few thousand
 # switches per CPU at most (about 100 B each), and every buffer page costs simulated
@@ -424,6 +429,14 @@ def _timeout(request: RunRequest) -> float:
     return request.timeout if request.timeout else DEFAULT_TIMEOUT[request.backend]
 
 
+def region_limit(request: RunRequest) -> float | None:
+    """Simulated seconds after which a gem5 region of interest is an overrun, or None when
+    a job runs to its own end (nothing bounds its region)."""
+    if not request.jobs or any(j.duration is None for j in request.jobs):
+        return None
+    return 2 * max(j.duration for j in request.jobs) + REGION_GRACE_S
+
+
 def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
     """The typed gem5 job of a prepared run (``changes``: Gem5Job fields, e.g. the
     overhead benchmark's ``hierarchy``)."""
@@ -439,7 +452,7 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
         machine=prepared.machine.to_dict(), plan=prepared.plan, cpu=req.cpu,
         kernel=GuestKernel(with_image.vmlinux, with_image.hash, prepared.image.hash),
         kernel_args=tuple(prepared.spec["kernel_command_line"]),
-        readfile=payload, timeout=_timeout(req),
+        readfile=payload, timeout=_timeout(req), region_limit=region_limit(req),
         # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
         # itself, so gem5's script must not add a second dump per work item.
         workitem_stats=False, attribute_tasks=req.attribute_tasks,

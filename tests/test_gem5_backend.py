@@ -62,6 +62,24 @@ def test_command_line():
     assert cmd[cmd.index("--command-line") + 1] == "console=ttyS0 pci=off"
     assert cmd[cmd.index("--cpu") + 1] == "o3"
     assert cmd[cmd.index("--readfile") + 1] == "/r.txt"
+    assert "--max-region-seconds" not in cmd
+    limited = process.command(Path("/g/gem5.fast"), Path("/o"), mode="run",
+                              machine_json=Path("/m.json"), kernel=Path("/k/vmlinux"),
+                              kernel_args=[], cpu="o3", checkpoint_dir=Path("/c"),
+                              max_region_seconds=0.262)
+    assert limited[limited.index("--max-region-seconds") + 1] == "0.262"
+
+
+def test_a_region_is_limited_only_when_every_job_has_a_duration():
+    from schedlab.runs import REGION_GRACE_S, RunRequest, WorkloadRequest, region_limit
+
+    def request(*durations):
+        return RunRequest(machine="clovertown-e5320-mup", backend="gem5",
+                          jobs=tuple(WorkloadRequest("bv_0", size="paper", duration=d)
+                                     if d else WorkloadRequest("gzip") for d in durations))
+    assert region_limit(request(0.006)) == pytest.approx(0.012 + REGION_GRACE_S)
+    assert region_limit(request(0.006, 0.2)) == pytest.approx(0.4 + REGION_GRACE_S)
+    assert region_limit(request(0.006, None)) is None
 
 
 def test_checkpoint_key_covers_every_input():

@@ -251,3 +251,22 @@ def test_user_programs_restore_the_shared_checkpoint(results_dir, tmp_path):
     checkpoints = [json.loads((d / "gem5.json").read_text())["checkpoint"]["key"]
                    for d in (run_dir, run_dir.parent / memlat["run_id"])]
     assert checkpoints[0] == checkpoints[1]
+
+
+def test_a_region_whose_workload_is_not_stopped_ends_the_run(results_dir, tmp_path):
+    """A workload that ignores the launcher's SIGTERM keeps its region open; gem5 stops at
+    the region limit (twice the duration plus the grace) with the reason, not at the 6 h
+    host timeout."""
+    import re
+    from schedlab.backends.gem5.binary import Gem5Error
+    from schedlab.runs import RunRequest, WorkloadRequest, region_limit
+    source = tmp_path / "deaf.c"
+    source.write_text('#include <signal.h>\n'
+                      'int main(void) { signal(SIGTERM, SIG_IGN); for (;;) ; }\n')
+    request = RunRequest(machine=MACHINES[0], backend="gem5", cpu="atomic",
+                         jobs=(WorkloadRequest(str(source), cpus="1", duration=0.001),),
+                         timeout=3600)
+    limit = region_limit(request)
+    with pytest.raises(Gem5Error, match=r"a region of interest lasted 0\.[0-9]+ s simulated, "
+                                        rf"more than the {re.escape(f'{limit:g}')} s its"):
+        _run(request)

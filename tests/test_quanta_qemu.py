@@ -116,17 +116,23 @@ echo "SCHEDTEST-END"
 poweroff -f
 """
 
+def _boot_with_launch(tmp_path, init: str, test: str) -> dict[str, str]:
+    """Boot a scenario guest with the launcher built in; its key=value lines, checked for
+    the keys every such scenario prints."""
+    from schedlab.guest import kernel as K
+    initramfs = scenario_initramfs(
+        tmp_path, init, {"launch": (LAUNCH_C.read_text(), [f"-I{LAUNCH_C.parent}"])}, {})
+    values, _, console = boot(K.build_kernel(progress=lambda s: None), initramfs, test)
+    assert values.get("launch_exit") == "0", console[-3000:]
+    assert values.get("stopped") == "true", console[-3000:]
+    return values
+
+
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_the_launcher_keeps_time_on_a_cpu_its_rt_workload_fills(tmp_path):
     """A CFS launcher pinned where its SCHED_RR workload spins never woke again (a gem5 run
     of study 1 simulated a second of a 6 ms region); as SCHED_FIFO it ends the run."""
-    from schedlab.guest import kernel as K
-    initramfs = scenario_initramfs(
-        tmp_path, LAUNCHER_INIT,
-        {"launch": (LAUNCH_C.read_text(), [f"-I{LAUNCH_C.parent}"])}, {})
-    values, _, console = boot(K.build_kernel(progress=lambda s: None), initramfs, "launcher")
-    assert values.get("launch_exit") == "0", console[-3000:]
-    assert values.get("stopped") == "true", console[-3000:]
+    _boot_with_launch(tmp_path, LAUNCHER_INIT, "launcher")
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
@@ -134,11 +140,5 @@ def test_the_runner_and_a_new_workload_run_on_a_cpu_an_rt_task_fills(tmp_path):
     """The runner (CFS) or a workload's child before it placed itself could wait on the CPU
     the SCHED_RR base vector fills and never run (the likely cause of a kazempour-fig2 gem5
     run that simulated 0.76 s of a 6 ms region). Hangs without either change."""
-    from schedlab.guest import kernel as K
-    initramfs = scenario_initramfs(
-        tmp_path, RUNNER_INIT,
-        {"launch": (LAUNCH_C.read_text(), [f"-I{LAUNCH_C.parent}"])}, {})
-    values, _, console = boot(K.build_kernel(progress=lambda s: None), initramfs, "runner")
-    assert values.get("promote_exit") == "0", console[-3000:]
-    assert values.get("launch_exit") == "0", console[-3000:]
-    assert values.get("stopped") == "true", console[-3000:]
+    values = _boot_with_launch(tmp_path, RUNNER_INIT, "runner")
+    assert values.get("promote_exit") == "0", values

@@ -27,7 +27,8 @@ LOG_TAIL_LINES = 25
 def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel: Path,
             kernel_args: list[str], cpu: str, checkpoint_dir: Path,
             readfile: Path | None = None, progress_seconds: float = 30.0,
-            max_host_seconds: float = 0.0, hierarchy: str = "plan",
+            max_host_seconds: float = 0.0, max_region_seconds: float = 0.0,
+            hierarchy: str = "plan",
             workitem_stats: bool = True, attribute_tasks: bool = False,
             fast_forward: bool = False, sampling: str | None = None) -> list[str]:
     """The gem5 command line (stdout/stderr are redirected by the caller)."""
@@ -40,6 +41,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--readfile", str(readfile)]
     if max_host_seconds:
         cmd += ["--max-host-seconds", f"{max_host_seconds:g}"]
+    if max_region_seconds:
+        cmd += ["--max-region-seconds", f"{max_region_seconds:g}"]
     if hierarchy != "plan":
         cmd += ["--hierarchy", hierarchy]
     if not workitem_stats:
@@ -107,7 +110,8 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
     host_s = time.monotonic() - started
     if status != 0:
         abnormal = [e for e in events if e["event"] in ("abnormal", "limit")]
-        why = (f"ended with {abnormal[-1]}" if abnormal else
+        why = (f"stopped: {abnormal[-1]['why']}" if abnormal and "why" in abnormal[-1] else
+               f"ended with {abnormal[-1]}" if abnormal else
                f"exited with status {status}" if status > 0 else f"was killed by signal {-status}")
         tail = _tail(err_path) + _tail(out_path, 10)
         console = _tail(outdir / CONSOLE, 10)

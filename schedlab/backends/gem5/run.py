@@ -59,6 +59,7 @@ class Gem5Job:
     kernel_args: tuple[str, ...]    # the whole kernel command line
     readfile: str | bytes           # served to the guest's ``m5 readfile`` (the payload)
     timeout: float | None = None    # host seconds
+    region_limit: float | None = None   # simulated seconds a region may last (None: no limit)
     hierarchy: str = "plan"
     workitem_stats: bool = True
     attribute_tasks: bool = False
@@ -113,7 +114,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
                   cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
                   hierarchy=job.hierarchy, workitem_stats=job.workitem_stats,
                   attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward,
-                  sampling=job.sampling)
+                  sampling=job.sampling, max_region_seconds=job.region_limit or 0.0)
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
             "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
             "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
