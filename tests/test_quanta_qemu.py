@@ -54,6 +54,12 @@ def test_benchmark_and_base_vector_alternate_with_the_quantum(quantum_ms, tmp_pa
     # and none is shorter than half of it. Exact lengths are checked on gem5.
     assert abs(report["median_ms"] - quantum_ms) <= 0.1 * quantum_ms
     assert min(report["lengths_ms"]) >= 0.5 * quantum_ms
+    # The launcher marked the region in the trace (it runs 0.25 s here: no warm-up).
+    begin, end = slices.roi_window(run_dir, "gzip", 1)
+    assert 0.2 <= end - begin < 2.0
+    in_region = slices.quantum_report(slices.within(switches, (begin, end)), cpu, tracked,
+                                      quantum_ms)
+    assert in_region["alternating"] and in_region["full_turns"] >= 6
 
 
 @pytest.mark.timeout(1200)

@@ -1,5 +1,6 @@
 """Turns and quanta read from real sched_switch traces (tests/data/traces/, from QEMU runs)."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -41,13 +42,27 @@ def test_rr_turns_alternate_and_are_never_shorter_than_the_quantum():
 def test_the_turn_a_stopped_task_exits_in_is_no_quantum():
     switches = _switches("qemu-rr-10ms-runner-wakes.txt")
     turns = slices.turns(switches, 0, {51, 53})
-    # gzip (53) died 1.3 ms into its last turn; the base vector (51) ran on until the
-    # runner preempted it, so that turn is not the last of the trace.
+    # gzip (53) exited in its last turn; the base vector (51) ran on until the runner
+    # preempted it, so that turn is not the last of the trace.
     dying = [t for t in turns if t.exited]
-    assert [(t.pid, round(t.ms, 1)) for t in dying] == [(53, 1.3)] and turns[-1].pid == 51
+    assert [t.pid for t in dying] == [53] and turns[-1].pid == 51 and turns[-2] == dying[0]
     report = slices.quantum_report(switches, 0, {51, 53}, 10.0, since_pid=53)
     assert report["full_turns"] == len(slices.shared_turns(switches, 0, {51, 53}, 53)) - 3
     assert min(report["lengths_ms"]) >= 9.0
+
+
+def test_the_region_is_cut_where_the_launcher_marked_it(tmp_path):
+    (tmp_path / "artifacts").mkdir()
+    shutil.copyfile(TRACES / "qemu-rr-10ms-runner-wakes.txt",
+                    tmp_path / "artifacts" / "trace.txt")
+    begin, end = slices.roi_window(tmp_path, "gzip", 1)
+    assert (begin, end) == (2.440401, 2.725247)
+    assert slices.roi_window(tmp_path, "gzip", 2) is None
+    inside = slices.within(slices.read_trace(tmp_path), (begin, end))
+    assert inside and all(begin <= s.time_s <= end for s in inside)
+    # A trace without the marks (made before the launcher wrote them): no window.
+    shutil.copyfile(TRACES / "qemu-rr-10ms.txt", tmp_path / "artifacts" / "trace.txt")
+    assert slices.roi_window(tmp_path, "gzip", 1) is None
 
 
 def test_cfs_turns_overshoot_a_2ms_slice_to_the_next_tick():

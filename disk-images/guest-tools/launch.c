@@ -35,6 +35,10 @@
  * fills and never run to do so, and at the launcher's priority it would preempt the task it
  * is to take turns with.
  *
+ * With --mark-roi (the runner passes it when it takes a scheduler trace) the region's
+ * begin and end are also written to the trace (trace_marker: "schedlab-roi-begin job=NAME
+ * rep=N", "schedlab-roi-end ..."), so the quanta read from the trace can be the region's.
+ *
  * "launch --promote PID" makes process PID (the runner) SCHED_FIFO at the highest priority
  * too, for the same reason: the runner must wake to stop the background workloads after
  * the last job.
@@ -46,11 +50,12 @@
  *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
- *               [--regions none|join|favour] [--background] -- CMD [ARGS...]
+ *               [--regions none|join|favour] [--mark-roi] [--background] -- CMD [ARGS...]
  *        launch --promote PID
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -165,6 +170,20 @@ static void join_regions(const char *mode)
 }
 
 static int use_m5;
+static int trace_marker = -1;
+
+/* --mark-roi: the m5 ops mark the region for gem5's statistics only. */
+static void mark_roi(const char *edge, const char *job, int rep)
+{
+	char line[160];
+	int n;
+
+	if (trace_marker < 0)
+		return;
+	n = snprintf(line, sizeof(line), "schedlab-roi-%s job=%s rep=%d\n", edge, job, rep);
+	if (n > 0 && write(trace_marker, line, (size_t)n) < 0)
+		trace_marker = -1;
+}
 
 static void m5(unsigned int func)
 {
@@ -236,7 +255,7 @@ int main(int argc, char **argv)
 {
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
 	const char *m5_mode = "none", *out = NULL, *regions = "none";
-	int rep = 0, prio = 0, background = 0, i, fds[2], go[2];
+	int rep = 0, prio = 0, background = 0, mark = 0, i, fds[2], go[2];
 	long long duration_us = 0, warmup_us = 0;
 	int ended_in_warmup = 0;
 	cpu_set_t set;
@@ -253,6 +272,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(opt, "--background")) {
 			background = 1;
+			continue;
+		}
+		if (!strcmp(opt, "--mark-roi")) {
+			mark = 1;
 			continue;
 		}
 		if (!val)
@@ -328,9 +351,12 @@ int main(int argc, char **argv)
 	}
 	if (pipe(fds) || pipe(go))
 		die("pipe", strerror(errno));
+	if (mark)
+		trace_marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
 	if (!warmup_us) {
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
+		mark_roi("begin", job, rep);
 	}
 	/*
 	 * Reset on fork: a child at the launcher's priority would preempt the task it is to
@@ -393,6 +419,7 @@ int main(int argc, char **argv)
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
 		roi_late = now_ns() - roi_start;
+		mark_roi("begin", job, rep);
 	}
 	if (duration_us > 0) {
 		struct sigaction sa;
@@ -430,6 +457,7 @@ int main(int argc, char **argv)
 
 	wait4(pid, &status, 0, &ru);
 	stop_pid = 0;
+	mark_roi("end", job, rep);
 	m5(M5_WORKEND);
 	m5(M5_DUMPSTATS);
 

@@ -36,10 +36,16 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         row.update(_attribution_check(job))
         if (d / "artifacts" / "trace.txt").is_file():
             switches = slices.read_trace(d)
+            # The region's quanta where the launcher marked it in the trace; the whole run's
+            # (its warm-up too, where a start-delayed base vector's first turns are short)
+            # for runs made before it did.
+            window = slices.roi_window(d, job["job"], job["rep"])
+            if window is not None:
+                switches = slices.within(switches, window)
             if "interfering" in res.get("label", {}):
                 row.update(_main_copies(switches, job))
             quanta = _quanta(switches, job["pid"], res.get("label", {}))
-            row.update(quanta.pop("summary"))
+            row.update(quanta.pop("summary"), turns_scope="region" if window else "run")
             coords = {k: row.get(k) for k in COORDINATES}
             turns += [{"run_id": row["run_id"], **coords, **t} for t in quanta["turns"]]
         main.append(row)

@@ -168,3 +168,25 @@ def read_trace(run_dir: Path) -> list[Switch]:
         raise UserError(f"{run_dir.name}: no scheduler trace ({path} is missing); run it under "
                         f"a policy that traces sched:sched_switch (e.g. quantum-2ms)")
     return parse_switches(path.read_text(errors="replace"))
+
+
+# "  launch-59  [001] ..... 0.499340: tracing_mark_write: schedlab-roi-begin job=gcc rep=1"
+_ROI_MARK = re.compile(r"\s(?P<time>\d+\.\d+): tracing_mark_write: "
+                       r"schedlab-roi-(?P<edge>begin|end) job=(?P<job>\S+) rep=(?P<rep>\d+)")
+
+
+def roi_window(run_dir: Path, job: str, rep: int) -> tuple[float, float] | None:
+    """When (trace seconds) the region of interest of repetition ``rep`` of ``job`` began
+    and ended, as its launcher marked them in the trace (``launch --mark-roi``); None for a
+    trace without the marks (runs made before the launcher wrote them)."""
+    text = (run_dir / "artifacts" / "trace.txt").read_text(errors="replace")
+    edges = {m["edge"]: float(m["time"]) for m in _ROI_MARK.finditer(text)
+             if m["job"] == job and int(m["rep"]) == rep}
+    if "begin" not in edges or "end" not in edges:
+        return None
+    return edges["begin"], edges["end"]
+
+
+def within(switches: list[Switch], window: tuple[float, float]) -> list[Switch]:
+    """The switches inside a time window (trace seconds)."""
+    return [s for s in switches if window[0] <= s.time_s <= window[1]]

@@ -56,8 +56,9 @@ REPETITION_B = ("the start offset (0, 0.7, 1.3 ms) of the other main copies and 
 
 # The benchmark and the base vector that share CPU 0 are SCHED_RR at one priority, so they
 # alternate with exactly the quantum (sched_rr_timeslice_ms counts jiffies; CFS would stretch
-# a 2 ms slice to the next tick, measured at about 3 ms). BV_L2 on CPU 1 stays SCHED_OTHER:
-# with RT throttling off, an RT task on every CPU would starve the runner that ends the run.
+# a 2 ms slice to the next tick, measured at about 3 ms). BV_L2 on CPU 1 shares its CPU with
+# nothing, so it stays SCHED_OTHER (the runner and the launcher outrank every workload
+# anyway: disk-images/guest-tools/launch.c).
 SHARED_CPU = {"sched": "rr", "prio": 1}
 
 
