@@ -128,13 +128,16 @@ def machines(name: str | None, overrides: tuple[str, ...], as_json: bool,
 @cli.command()
 @click.argument("what", type=click.Choice(["kernel", "image", "workloads", "all"]))
 def build(what: str) -> None:
-    """Build (or find cached) the guest kernel, image or workloads."""
+    """Build (or find cached) the guest kernel (one per tick rate the catalogue's machines
+    use), image or workloads."""
     from schedlab.guest.image import build_image
     if what in ("workloads", "all"):
         click.echo(f"workloads: {programs.build_all(progress=_say)}")
     if what in ("kernel", "all"):
-        k = kernel.build_kernel(progress=_say)
-        click.echo(f"kernel {k.hash}: {k.bzimage} {k.vmlinux}")
+        rates = sorted({load_machine(n).tick_hz for n in machine_names()}, reverse=True)
+        for hz in rates:
+            k = kernel.build_kernel(progress=_say, tick_hz=hz)
+            click.echo(f"kernel {k.hash} ({hz} Hz): {k.bzimage} {k.vmlinux}")
     if what in ("image", "all"):
         im = build_image(progress=_say)
         click.echo(f"image {im.hash}: {im.initramfs} {im.ext4}")
@@ -555,12 +558,13 @@ def boot(machine_name, machines_file, overrides, cpu):
     from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
     from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.guest.image import build_image
-    machine = load_machine(machine_ref(machine_name, machines_file), overrides).to_dict()
+    spec = load_machine(machine_ref(machine_name, machines_file), overrides)
+    machine = spec.to_dict()
     plan = plan_from_dict(machine)    # bad input is reported before prerequisites
     binary = probe()
     click.echo(plan.describe())
     image = build_image(progress=_say)
-    built = kernel.build_kernel(initramfs=image.initramfs, progress=_say)
+    built = kernel.build_kernel(initramfs=image.initramfs, progress=_say, tick_hz=spec.tick_hz)
     cpt, _ = ensure_checkpoint(machine, plan, GuestKernel(built.vmlinux, built.hash, image.hash),
                                progress=click.echo, cpu=cpu, binary=binary)
     click.echo(f"checkpoint: {cpt}")

@@ -32,10 +32,14 @@ _FREQ_UNITS = {"hz": 1, "khz": 10**3, "mhz": 10**6, "ghz": 10**9}
 SHARING_SCOPES = ("core", "package", "node", "machine")
 CACHE_KINDS = ("instruction", "data", "unified")
 PIPELINE_KINDS = ("in-order", "out-of-order")
+# The guest kernel's tick rates (Linux's CONFIG_HZ choices). 1000 unless a machine says: a
+# SCHED_RR timeslice is a whole number of ticks, and study 1 needs 2 ms ones.
+TICK_RATES = (100, 250, 300, 1000)
+DEFAULT_TICK_HZ = 1000
 
 # The keys each table may hold; anything else is a typo and is rejected, never ignored.
 _MACHINE_KEYS = {"description", "studies", "clock", "cores", "packages", "nodes", "pipeline",
-                 "notes", "variants", "caches", "memory", "reserved_cores"}
+                 "notes", "variants", "caches", "memory", "reserved_cores", "tick_hz"}
 _PIPELINE_KEYS = {"kind", "width", "rob_entries"}
 _CACHE_KEYS = {"level", "kind", "size", "assoc", "line", "latency", "shared_by", "groups"}
 _MEMORY_KEYS = {"size_per_node", "latency", "delay"}
@@ -184,6 +188,7 @@ class MachineSpec:
     caches: tuple[Cache, ...]
     memory: Memory
     reserved_cores: tuple[int, ...] = ()
+    tick_hz: int = DEFAULT_TICK_HZ      # the guest kernel's CONFIG_HZ on this machine
     notes: str = ""
     overrides: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, compare=False, repr=False)
@@ -230,6 +235,8 @@ class MachineSpec:
             "packages": [list(p) for p in self.packages],
             "nodes": [list(n) for n in self.nodes],
             "reserved_cores": list(self.reserved_cores),
+            # Only when not the default, so the other machines' runs keep their ids.
+            **({"tick_hz": self.tick_hz} if self.tick_hz != DEFAULT_TICK_HZ else {}),
             "pipeline": {k: v for k, v in vars(self.pipeline).items() if v is not None},
             "caches": [{
                 "name": c.name, "level": c.level, "kind": c.kind, "size": c.size,
@@ -485,7 +492,7 @@ def _restrict_to_variant(raw: dict, variant: str, name: str) -> dict:
 def _override_keys(raw: dict) -> dict[str, tuple]:
     """Every key an override may set, mapped to its path in the raw entry."""
     keys = {"clock": ("clock",), "description": ("description",),
-            "packages": ("packages",), "nodes": ("nodes",)}
+            "packages": ("packages",), "nodes": ("nodes",), "tick_hz": ("tick_hz",)}
     keys |= {f"pipeline.{k}": ("pipeline", k) for k in _PIPELINE_KEYS}
     keys |= {"memory.size_per_node": ("memory", "size_per_node")}
     keys |= {f"memory.latency.{k}": ("memory", "latency", k) for k in _LATENCY_KEYS}
@@ -625,10 +632,14 @@ def _build(name: str, raw: dict, overrides: tuple[str, ...], where: str) -> Mach
     reserved = tuple(raw.get("reserved_cores", ()))
     if any(c not in range(cores) for c in reserved):
         raise UserError(f"{where}: reserved_cores {list(reserved)} must be cores of 0..{cores - 1}")
+    tick_hz = _int(raw.get("tick_hz", DEFAULT_TICK_HZ), f"{where}: tick_hz", 1)
+    if tick_hz not in TICK_RATES:
+        raise UserError(f"{where}: tick_hz must be one of {', '.join(map(str, TICK_RATES))} "
+                        f"(the kernel's CONFIG_HZ choices), not {tick_hz}")
     return MachineSpec(
         name=name, description=raw.get("description", ""), studies=tuple(raw.get("studies", ())),
         clock_hz=clock, cores=cores, packages=packages, nodes=nodes, pipeline=pipeline,
-        caches=tuple(caches), memory=memory, reserved_cores=reserved,
+        caches=tuple(caches), memory=memory, reserved_cores=reserved, tick_hz=tick_hz,
         notes=raw.get("notes", ""), overrides=overrides, raw=raw)
 
 

@@ -200,6 +200,16 @@ def _job_spec(job: GuestJob) -> dict:
     return out
 
 
+def _check_timeslice(sysctl: dict[str, str], machine: MachineSpec) -> None:
+    """A SCHED_RR timeslice is a whole number of the guest's ticks; the kernel would round
+    another up to one (msecs_to_jiffies) without a word."""
+    value = sysctl.get("kernel.sched_rr_timeslice_ms", "")
+    if value.isdigit() and int(value) * machine.tick_hz % 1000:
+        raise UserError(f"kernel.sched_rr_timeslice_ms={value} is not a whole number of "
+                        f"{machine.name}'s ticks (its guest kernel runs at {machine.tick_hz} "
+                        f"Hz: {1000 / machine.tick_hz:g} ms a tick); use a multiple of it")
+
+
 def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
     if cpus is None:
         return
@@ -260,6 +270,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     elif sysctl_wanted.get(M5_SWITCH_SYSCTL, "0") != "0":
         raise UserError(f"{M5_SWITCH_SYSCTL} is set by --attribute-tasks (gem5 only); on any "
                         f"other machine the guest kernel would execute an undefined instruction")
+    _check_timeslice(sysctl_wanted, machine)
     sysctl = tuple(sorted(sysctl_wanted.items()))
     sampling = check_sampling(request, machine)
     boot_args = [*policy.get("boot_args", []), *request.boot_args]
@@ -267,7 +278,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         boot_args += numa.numa_boot_args(
             [list(n) for n in machine.nodes], None, machine.node_distances())
 
-    kern = kernel.build_kernel(progress=progress)
+    kern = kernel.build_kernel(progress=progress, tick_hz=machine.tick_hz)
     image = build_image(progress=progress)
     spec = {
         "machine": machine.to_dict(),
@@ -445,7 +456,8 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
     req = prepared.request
     # gem5's X86 loader takes no separate initrd: the kernel with the image built in (a
     # cached relink).
-    with_image = kernel.build_kernel(initramfs=prepared.image.initramfs, progress=progress)
+    with_image = kernel.build_kernel(initramfs=prepared.image.initramfs, progress=progress,
+                                     tick_hz=prepared.machine.tick_hz)
     with tempfile.TemporaryDirectory(prefix="schedlab-payload-") as tmp:
         payload = prepared.write_payload(Path(tmp) / "payload.cpio", progress).read_bytes()
     fields = dict(

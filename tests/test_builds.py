@@ -46,6 +46,11 @@ def test_kernel_key_follows_patches_and_fragments(tmp_path, monkeypatch):
     assert kernel.build_key() != before
 
 
+def test_a_tick_rate_is_a_kernel_of_its_own():
+    assert kernel.build_key(tick_hz=1000) == kernel.build_key()
+    assert kernel.build_key(tick_hz=100) != kernel.build_key()
+
+
 def test_missing_kernel_source_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("SCHEDLAB_KERNEL_TARBALL", "/nonexistent/linux-source.tar.xz")
     with pytest.raises(UserError, match="apt-get install linux-source-6.1=6.1"):

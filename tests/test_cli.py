@@ -65,6 +65,9 @@ def _one_line_error(proc, fragment: str) -> None:
       "--sampling", "1M,10k"], "give PERIOD,WARMUP,MEASURE in instructions"),
     (["run", "--machine", "clovertown-e5320-mup", "--workload", "memlat", "--backend", "gem5",
       "--sampling", "smarts-default"], "room for 4 windows, not 10"),
+    (["run", "--machine", "hector", "--workload", "memlat", "--backend", "qemu",
+      "--policy", "quantum-2ms"], "not a whole number of hector's ticks (its guest kernel "
+                                  "runs at 100 Hz: 10 ms a tick)"),
     # The board plan's checks reach the user before gem5 is looked for.
     (["boot", "--machine", "westmere-x5660", "--set", "memory.size_per_node=100MiB"],
      "not a whole number of 32 MiB steps"),

@@ -320,7 +320,7 @@ def test_run_id_covers_the_kernel_command_line_and_gem5_code(monkeypatch):
 
     class Build:
         hash = "build-hash"
-    monkeypatch.setattr(runs.kernel, "build_kernel", lambda progress=None: Build())
+    monkeypatch.setattr(runs.kernel, "build_kernel", lambda progress=None, tick_hz=1000: Build())
     monkeypatch.setattr(runs, "build_image", lambda progress=None: Build())
     request = runs.RunRequest(machine="clovertown-e5320-mup", backend="gem5", cpu="o3",
                               jobs=(runs.WorkloadRequest("memlat", cpus="0"),))
@@ -333,7 +333,7 @@ def test_run_id_covers_the_kernel_command_line_and_gem5_code(monkeypatch):
     assert prepared().run_id == first.run_id
     monkeypatch.setattr(binary, "config_hash", lambda: "other gem5-side code")
     other_code = prepared().run_id
-    monkeypatch.setattr(checkpoint, "plan_boot_args", lambda plan, extra: ["console=ttyS0"])
+    monkeypatch.setattr(checkpoint, "plan_boot_args", lambda plan, extra, hz: ["console=ttyS0"])
     other_args = prepared().run_id
     assert len({first.run_id, other_code, other_args}) == 3
     qemu = runs.prepare(runs.RunRequest(machine="clovertown-e5320-mup", jobs=request.jobs,

@@ -14,6 +14,7 @@ L2 shared by both cores) and UMP (one L2 per core, which gem5's default CPUID co
 show: it reports every core in package 0).
 """
 
+import functools
 import gzip
 import os
 import re
@@ -33,10 +34,16 @@ MACHINES = os.environ.get("SCHEDLAB_GEM5_TEST_MACHINES",
                           "clovertown-e5320-mup,clovertown-e5320-ump").split(",")
 
 
-@pytest.fixture(scope="module")
-def guest():
+@functools.lru_cache
+def _guest(tick_hz: int):
     from schedlab.backends.gem5.selftest import build_guest_kernel
-    return build_guest_kernel(progress=print)
+    return build_guest_kernel(progress=print, tick_hz=tick_hz)
+
+
+def guest_for(machine: dict):
+    """The self-test guest's kernel at the machine's tick rate (Hector's is 100 Hz)."""
+    from schedlab.machine import DEFAULT_TICK_HZ
+    return _guest(machine.get("tick_hz", DEFAULT_TICK_HZ))
 
 
 def _topology(console: str) -> dict[int, dict]:
@@ -49,12 +56,13 @@ def _topology(console: str) -> dict[int, dict]:
 
 
 @pytest.mark.parametrize("name", MACHINES)
-def test_boot_checkpoint_and_guest_topology(guest, name):
+def test_boot_checkpoint_and_guest_topology(name):
     from schedlab.backends.gem5 import checkpoint, process
     from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.machine import format_cpus, load_machine
     machine = load_machine(name).to_dict()
     plan = plan_from_dict(machine)
+    guest = guest_for(machine)
     cpt, meta = checkpoint.ensure_checkpoint(machine, plan, guest, progress=print)
     assert (cpt / "m5.cpt").is_file()
     console = (cpt.parent / "boot" / process.CONSOLE).read_text(errors="replace")
@@ -84,7 +92,7 @@ def test_boot_checkpoint_and_guest_topology(guest, name):
 
 
 @pytest.mark.parametrize("cpu", ["timing", "o3"])
-def test_restore_and_run_roi(guest, cpu, tmp_path):
+def test_restore_and_run_roi(cpu, tmp_path):
     from schedlab.backends.gem5 import checkpoint
     from schedlab.backends.gem5 import run as g5run
     from schedlab.backends.gem5.stats import core_summary
@@ -93,7 +101,7 @@ def test_restore_and_run_roi(guest, cpu, tmp_path):
     name = MACHINES[0]
     machine = load_machine(name).to_dict()
     plan = plan_from_dict(machine)
-    job = g5run.Gem5Job(machine=machine, plan=plan, cpu=cpu, kernel=guest,
+    job = g5run.Gem5Job(machine=machine, plan=plan, cpu=cpu, kernel=guest_for(machine),
                         kernel_args=tuple(checkpoint.run_kernel_args(machine, plan)),
                         readfile="loop 200000\n", timeout=3000)
     result = g5run.run(job, tmp_path / "run", progress=print)

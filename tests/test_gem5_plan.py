@@ -242,6 +242,14 @@ def test_boot_args():
     # The TSC's rate and the delay loop are the catalogue clock's, not a calibration's.
     assert "tsc_early_khz=1860000" in args and "lpj=1860000" in args
     assert "tsc_early_khz=16670" in boot_args(plan("hector"))
+    # Loops per jiffy follow the kernel's tick: Hector's guest runs at 100 Hz.
+    assert "lpj=166700" in boot_args(plan("hector"), (), 100)
+
+
+def test_hector_checkpoint_boots_with_its_own_tick():
+    from schedlab.backends.gem5.checkpoint import guest_boot_args
+    m = load_machine("hector").to_dict()
+    assert "lpj=166700" in guest_boot_args(m, plan_from_dict(m))
 
 
 @pytest.mark.parametrize("name,shared", [

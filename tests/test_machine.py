@@ -58,6 +58,14 @@ def test_hector_delay_reproduces_the_papers_line_load_times():
     assert hector.reserved_cores == (0, 1, 2, 3)
 
 
+def test_hector_ticks_at_100_hz_and_the_others_at_the_default():
+    hector = load_machine("hector")
+    assert hector.tick_hz == 100 and hector.to_dict()["tick_hz"] == 100
+    # Absent at the default, so the other machines' dicts (and run ids) did not change.
+    assert "tick_hz" not in load_machine("clovertown-e5320-mup").to_dict()
+    assert load_machine("clovertown-e5320-mup", ["tick_hz=250"]).tick_hz == 250
+
+
 def test_overrides_make_hypothetical_machines():
     m = load_machine("clovertown-e5320", ["l2.size=8MiB", "l2.assoc=8", "clock=3GHz"])
     l2 = m.cache("l2")
@@ -82,6 +90,7 @@ def test_overrides_make_hypothetical_machines():
     ("clovertown-e5320", ["nodes=3"], "cannot be split into 3"),
     ("clovertown-e5320", ["nodes=2"], "needs memory.latency.remote"),
     ("niagara", ["pipeline.kind=vliw"], "pipeline.kind must be one of"),
+    ("niagara", ["tick_hz=500"], "tick_hz must be one of 100, 250, 300, 1000"),
 ])
 def test_bad_input_is_rejected_in_one_line(name, overrides, message):
     with pytest.raises(UserError) as err:

@@ -310,6 +310,9 @@ def test_study_4s_streams_run_as_pool_jobs_through_the_runner(tmp_path, monkeypa
                                          jobs=(WorkloadRequest("streams", size="smoke"),))))
     res = json.loads((run_dir / "results.json").read_text())
     assert res["ok"], res["errors"]
+    # Hector's guest kernel is its own: 100 Hz (configs/machines.toml, tick_hz).
+    from schedlab.guest import kernel
+    assert res["hashes"]["kernel"] == kernel.build_key(tick_hz=100) != kernel.build_key()
     (job,) = res["jobs"]
     trace = (run_dir / "artifacts" / "trace.txt").read_text()
     placed = [m.groupdict() for m in re.finditer(

@@ -25,6 +25,7 @@ from typing import Callable
 
 from schedlab import paths
 from schedlab.errors import UserError
+from schedlab.machine import DEFAULT_TICK_HZ
 from schedlab.store import hash_bytes, hash_file, locked, publish_dir
 
 # Bump when the recipe below changes in a way that changes the kernel it produces.
@@ -98,24 +99,33 @@ def _initramfs_fragment(initramfs: Path) -> str:
     return f'CONFIG_INITRAMFS_SOURCE="{initramfs}"\nCONFIG_INITRAMFS_COMPRESSION_NONE=y\n'
 
 
-def build_key(initramfs: Path | None = None) -> str:
+def _tick_fragment(tick_hz: int) -> str:
+    """The config lines of a machine's tick rate other than guest.config's 1000 Hz."""
+    return f"# CONFIG_HZ_1000 is not set\nCONFIG_HZ_{tick_hz}=y\n"
+
+
+def build_key(initramfs: Path | None = None, tick_hz: int = DEFAULT_TICK_HZ) -> str:
     tarball, version = source_tarball()
     parts: list[bytes | str] = [RECIPE_VERSION, version, str(tarball.stat().st_size)]
     for f in series() + fragments():
         parts += [f.name, f.read_bytes()]
     if initramfs is not None:
         parts += ["initramfs", hash_file(initramfs), _initramfs_fragment(initramfs)]
+    if tick_hz != DEFAULT_TICK_HZ:  # only then, so the 1000 Hz kernel keeps its hash
+        parts += ["tick", _tick_fragment(tick_hz)]
     return hash_bytes(*parts)[:16]
 
 
 def build_kernel(initramfs: Path | None = None, progress: Progress = print,
-                 jobs: int | None = None) -> KernelBuild:
+                 jobs: int | None = None, tick_hz: int = DEFAULT_TICK_HZ) -> KernelBuild:
     """Return the cached kernel for the current patches and config, building it if needed.
 
     With ``initramfs`` (a cpio archive) the archive is built into the kernel: gem5's X86
-    board loads a kernel but no separate initrd.
+    board loads a kernel but no separate initrd. ``tick_hz``: the machine's tick rate
+    (``MachineSpec.tick_hz``); each rate builds in an object tree of its own, since a new
+    CONFIG_HZ recompiles nearly everything.
     """
-    key = build_key(initramfs)
+    key = build_key(initramfs, tick_hz)
     final = paths.cache_dir() / "kernel" / key
     if (final / "bzImage").is_file():
         return KernelBuild(final, key)
@@ -125,9 +135,9 @@ def build_kernel(initramfs: Path | None = None, progress: Progress = print,
             return KernelBuild(final, key)
         started = time.monotonic()
         root = paths.cache_dir() / "kernel-src" / version
-        pristine, work, objects = _prepare_trees(root, tarball, progress)
+        pristine, work, objects = _prepare_trees(root, tarball, progress, tick_hz)
         _apply_series(pristine, work, progress)
-        config = _configure(work, objects, initramfs, progress)
+        config = _configure(work, objects, initramfs, progress, tick_hz)
         _make(work, objects, jobs or os.cpu_count() or 2, progress)
         with publish_dir(final) as out:
             shutil.copy2(objects / "vmlinux", out / "vmlinux")
@@ -146,8 +156,10 @@ def _run(cmd: list[str], cwd: Path, what: str, **kw) -> subprocess.CompletedProc
     return proc
 
 
-def _prepare_trees(root: Path, tarball: Path, progress: Progress) -> tuple[Path, Path, Path]:
-    pristine, work, objects = root / "pristine", root / "work", root / "objects"
+def _prepare_trees(root: Path, tarball: Path, progress: Progress,
+                   tick_hz: int = DEFAULT_TICK_HZ) -> tuple[Path, Path, Path]:
+    pristine, work = root / "pristine", root / "work"
+    objects = root / ("objects" if tick_hz == DEFAULT_TICK_HZ else f"objects-hz{tick_hz}")
     if not (pristine / "Makefile").is_file():
         progress(f"kernel: extracting {tarball.name} (once)")
         shutil.rmtree(pristine, ignore_errors=True)
@@ -156,7 +168,8 @@ def _prepare_trees(root: Path, tarball: Path, progress: Progress) -> tuple[Path,
                  tmp, "extracting the source")
     if not (work / "Makefile").is_file():
         shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(objects, ignore_errors=True)
+        for stale in root.glob("objects*"):
+            shutil.rmtree(stale, ignore_errors=True)
         with publish_dir(work) as tmp:
             _run(["cp", "-a", f"{pristine}/.", str(tmp)], root, "copying the source tree")
     objects.mkdir(exist_ok=True)
@@ -216,8 +229,13 @@ def _read_config(config: Path) -> dict[str, str]:
     return _requested_options([config])
 
 
-def _configure(work: Path, objects: Path, initramfs: Path | None, progress: Progress) -> Path:
+def _configure(work: Path, objects: Path, initramfs: Path | None, progress: Progress,
+               tick_hz: int = DEFAULT_TICK_HZ) -> Path:
     frags = fragments()
+    if tick_hz != DEFAULT_TICK_HZ:
+        tick = objects / "schedlab-tick.config"
+        tick.write_text(_tick_fragment(tick_hz))
+        frags = frags + [tick]
     if initramfs is not None:
         extra = objects / "schedlab-initramfs.config"
         extra.write_text(_initramfs_fragment(initramfs))

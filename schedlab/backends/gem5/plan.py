@@ -636,11 +636,12 @@ def plan_from_dict(machine: dict) -> BoardPlan:
                      notes=tuple(notes))
 
 
-def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = (),
+              tick_hz: int = 1000) -> list[str]:
     """Kernel command line for gem5: serial console, no ACPI/PCI probing (gem5 panics on
     config-space writes to devices it does not model), the runner's backend flag, lpj so
-    the kernel skips delay-loop calibration (HZ=1000: loops per jiffy = clock/1000), the TSC
-    as the guest's clock, and the periodic tick.
+    the kernel skips delay-loop calibration (loops per jiffy = clock / the kernel's HZ,
+    ``tick_hz``), the TSC as the guest's clock, and the periodic tick.
 
     gem5's TSC is the core's cycle count on the board's one clock, so every core's TSC runs
     at a constant rate and in step. Linux cannot know it: gem5's CPUID names a non-Intel
@@ -650,7 +651,7 @@ def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()) -> list[
     measured against gem5's PIT it came out up to 0.13 % off (2666.6 MHz for 2.67 GHz), and
     with no HPET or ACPI PM timer Linux never refines it.
 
-    ``nohz=off`` keeps every CPU on the 1000 Hz tick, as the jiffies clocksource did. gem5
+    ``nohz=off`` keeps every CPU on the periodic tick, as the jiffies clocksource did. gem5
     can lose an idle CPU's wake-up: a write to the MONITORed line between Linux's last
     need_resched() check and MWAIT does not end the MWAIT, and an interrupt between STI and
     HLT is taken before the HLT (gem5 has no STI interrupt shadow). With the tick such a CPU
@@ -658,4 +659,4 @@ def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()) -> list[
     Hector's first tickless boot stalled for good in a cross-CPU TLB flush."""
     khz = plan.clock_hz // 1000
     return ["console=ttyS0", "acpi=off", "pci=off", "tsc=reliable", f"tsc_early_khz={khz}",
-            "nohz=off", "schedlab.backend=gem5", f"lpj={khz}", *extra]
+            "nohz=off", "schedlab.backend=gem5", f"lpj={plan.clock_hz // tick_hz}", *extra]

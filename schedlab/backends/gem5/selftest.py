@@ -19,6 +19,7 @@ from pathlib import Path
 from schedlab.backends.gem5.checkpoint import GuestKernel
 from schedlab.guest.image import write_cpio
 from schedlab.guest.kernel import build_kernel
+from schedlab.machine import DEFAULT_TICK_HZ
 from schedlab.paths import DISK_IMAGES, cache_dir
 from schedlab.store import hash_file
 
@@ -49,8 +50,9 @@ def build_guest() -> GuestBuild:
     return GuestBuild(cpio, hash_file(cpio))
 
 
-def build_guest_kernel(progress=print) -> GuestKernel:
-    """The self-test's guest for gem5: the project's kernel with this initramfs built in."""
+def build_guest_kernel(progress=print, tick_hz: int = DEFAULT_TICK_HZ) -> GuestKernel:
+    """The self-test's guest for gem5: the project's kernel (at the machine's tick rate)
+    with this initramfs built in."""
     guest = build_guest()
-    kernel = build_kernel(initramfs=guest.initramfs, progress=progress)
+    kernel = build_kernel(initramfs=guest.initramfs, progress=progress, tick_hz=tick_hz)
     return GuestKernel(kernel.vmlinux, kernel.hash, guest.hash)
