@@ -44,10 +44,19 @@ def test_the_tasks_shares_add_up_to_the_cpus_totals(name, scale):
 
 @pytest.mark.parametrize("name,scale", COMMITTED)
 def test_quanta_on_the_simulated_clock(name, scale):
-    turns = _tables(name, scale)["turns"]
+    tables = _tables(name, scale)
+    turns, scope = tables["turns"], tables[""].set_index("run_id")["turns_scope"]
     full = turns[turns["full"].astype(bool)]
     assert len(full) > 0
     if "bv" in full and full["bv"].notna().any():
-        # Experiment A: benchmark and base vector alternate on their CPU with the quantum.
-        within = (abs(full["ms"] - full["quantum_ms"]) <= 0.1 * full["quantum_ms"]).mean()
-        assert within >= 0.95, full["ms"].describe()
+        # Experiment A: benchmark and base vector alternate on their CPU with the quantum:
+        # every turn of a region the launcher marked, and, in runs made before it did
+        # (whose turns include the warm-up, data/kazempour/README.md), the last two full
+        # turns of each run, which are its region's (the region ends the run).
+        full = full.assign(on_time=abs(full["ms"] - full["quantum_ms"])
+                           <= 0.1 * full["quantum_ms"])
+        region = full[full["run_id"].map(scope) == "region"]
+        if len(region):
+            assert region["on_time"].mean() >= 0.95, region["ms"].describe()
+        for run_id, run in full[full["run_id"].map(scope) == "run"].groupby("run_id"):
+            assert run["on_time"].tail(2).all(), (run_id, run["ms"].tolist())

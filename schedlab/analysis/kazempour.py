@@ -130,7 +130,9 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                                                  "high affinity.")]
     turns = tables.get("turns")
     if turns is not None and len(turns):
-        out.append(draw_quanta(turns, ctx, dest.with_name(dest.stem + "--quanta.png")))
+        scopes = set(frame.get("turns_scope", pd.Series(["run"])).dropna())
+        out.append(draw_quanta(turns, ctx, dest.with_name(dest.stem + "--quanta.png"),
+                               "region" if scopes == {"region"} else "run"))
     return out
 
 
@@ -173,12 +175,15 @@ def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def draw_quanta(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
+def draw_quanta(turns: pd.DataFrame, ctx: FigureContext, dest: Path,
+                scope: str = "region") -> Path:
     """Histogram of the full turns (experiment A: benchmark and base vector alternating on
-    one CPU) or preempted slices (experiment B) per quantum, with the quantum marked."""
+    one CPU) or preempted slices (experiment B) per quantum, with the quantum marked.
+    ``scope``: "region" (the launcher marked the region in the trace) or "run" (the whole
+    run, warm-up included: runs made before it did)."""
     full = turns[turns["full"].astype(bool)]
     quanta = sorted(full["quantum_ms"].dropna().unique())
-    fig, axes = plt.subplots(1, max(1, len(quanta)), figsize=(4.5 * max(1, len(quanta)), 3.6),
+    fig, axes = plt.subplots(1, max(1, len(quanta)), figsize=(max(9.0, 4.5 * len(quanta)), 5.2),
                              squeeze=False)
     for ax, q in zip(axes[0], quanta):
         sel = full[full["quantum_ms"] == q]
@@ -191,9 +196,14 @@ def draw_quanta(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
         ax.set_xlabel("turn on the CPU (ms, guest clock)", fontsize=8)
         ax.set_ylabel("turns", fontsize=8)
         ax.legend(fontsize=7)
+    where = ("in each run's region of interest" if scope == "region" else
+             "over each whole run, its warm-up included (runs made before the launcher marked "
+             "the region in the trace; a base vector started with a delay takes a few short "
+             "turns there)")
     return finish(fig, ctx, dest, "Turns between the benchmark and the tasks sharing its "
-                                  "CPU, from the guest's sched_switch trace; the first and "
-                                  "last turn of each run (partial) are left out.")
+                                  f"CPU, from the guest's sched_switch trace, {where}; partial "
+                                  "turns (a run's first and last, one its task exits in) are "
+                                  "left out.")
 
 
 def _names(name: str) -> tuple[str, str]:
