@@ -140,6 +140,7 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
                             color="white", xytext=(0, 2), textcoords="offset points")
     first = stats[stats[condition] == order[0]].set_index(group)
     second = stats[stats[condition] == order[1]].set_index(group)
+    highest = 0.0
     for i, g in enumerate(groups):
         if g in first.index and g in second.index and first.loc[g, "mean"]:
             change = 100.0 * (second.loc[g, "mean"] - first.loc[g, "mean"]) / first.loc[g, "mean"]
@@ -147,8 +148,14 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
                       second.loc[g, "mean"] + 2 * second.loc[g, "std"])
             ax.annotate(f"{change:+.1f}%", (i, top), ha="center", va="bottom", fontsize=7,
                         xytext=(0, 2), textcoords="offset points")
+            highest = max(highest, top)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     ax.set_ylabel(metric_label(metric), fontsize=8)
-    ax.legend(fontsize=7, loc="upper right")
+    # Above the axes, where it covers no bar and no change label.
+    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
     ax.margins(y=0.15)
+    # Room above the highest whisker for its change label; rates and counts stay above zero
+    # (a whisker of two standard deviations below it is cut there).
+    bottom, top = ax.get_ylim()
+    ax.set_ylim(0 if (stats["mean"] >= 0).all() else bottom, max(top, highest * 1.12))
     return stats

@@ -36,14 +36,16 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         row.update(_attribution_check(job))
         if (d / "artifacts" / "trace.txt").is_file():
             switches = slices.read_trace(d)
+            if "interfering" in res.get("label", {}):
+                # The copies by name over the whole trace: one that ran its region through
+                # on a CPU of its own switches only outside it.
+                row.update(_main_copies(switches, job))
             # The region's quanta where the launcher marked it in the trace; the whole run's
             # (its warm-up too, where a start-delayed base vector's first turns are short)
             # for runs made before it did.
             window = slices.roi_window(d, job["job"], job["rep"])
             if window is not None:
                 switches = slices.within(switches, window)
-            if "interfering" in res.get("label", {}):
-                row.update(_main_copies(switches, job))
             quanta = _quanta(switches, job["pid"], res.get("label", {}))
             row.update(quanta.pop("summary"), turns_scope="region" if window else "run")
             coords = {k: row.get(k) for k in COORDINATES}
