@@ -22,8 +22,8 @@ from schedlab import paths
 from schedlab.guest import characterise, programs, workloads
 from schedlab.errors import UserError
 from schedlab.backends.gem5.plan import PlanError
-from schedlab.machine import (format_cpus, format_size, load_machine, machine_names,
-                              machine_ref)
+from schedlab.machine import (DEFAULT_TICK_HZ, format_cpus, format_size, load_machine,
+                              machine_names, machine_ref)
 from schedlab.backends.gem5.plan import CPU_TYPES
 from schedlab.backends.gem5.sampling import PRESETS as SAMPLING_PRESETS
 from schedlab.runs import BACKENDS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
@@ -118,6 +118,9 @@ def machines(name: str | None, overrides: tuple[str, ...], as_json: bool,
                   f"(delay {mem.delay_cycles})" if mem.remote else ""))
     if m.reserved_cores:
         click.echo(f"  reserved for the system: cores {format_cpus(m.reserved_cores)}")
+    if m.tick_hz != DEFAULT_TICK_HZ:
+        click.echo(f"  guest kernel tick: {m.tick_hz} Hz (SCHED_RR timeslices are whole ticks of "
+                   f"{1000 / m.tick_hz:g} ms)")
     if m.overrides:
         click.echo("  overrides: " + ", ".join(m.overrides))
     if m.notes:

@@ -31,6 +31,8 @@ def test_machines_lists_the_catalogue_and_shows_one():
     one = run_cli("machines", "clovertown-e5320", "--set", "l2.size=8MiB")
     assert one.returncode == 0
     assert "l2: 8MiB 16-way" in one.stdout and "overrides: l2.size=8MiB" in one.stdout
+    assert "guest kernel tick" not in one.stdout
+    assert "guest kernel tick: 100 Hz" in run_cli("machines", "hector").stdout
 
 
 def _one_line_error(proc, fragment: str) -> None:
