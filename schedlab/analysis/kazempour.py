@@ -79,7 +79,10 @@ def _main_copies(switches: list[slices.Switch], job: dict) -> dict:
     instruction, and how many copies ran."""
     comm = next(s.next_comm for s in switches if s.next_pid == job["pid"]
                 and s.next_comm != "launch")
-    pids = {str(s.next_pid) for s in switches if s.next_comm == comm}
+    # Switched out as well as in: a copy alone on its core from its exec on is switched in
+    # under its own name never, and out only when the runner stops it.
+    pids = ({str(s.next_pid) for s in switches if s.next_comm == comm}
+            | {str(s.prev_pid) for s in switches if s.prev_comm == comm})
     copies = [t for pid, t in (job.get("tasks") or {}).items() if pid in pids]
     insts = sum(t.get("insts", 0) for t in copies)
     cycles = sum(t.get("cycles", 0) for t in copies)

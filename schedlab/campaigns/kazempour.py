@@ -107,10 +107,10 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
     """Experiment B: the first main copy is the launched job, whose run is the region of
     interest; the other main copies and the interfering benchmark run beside it, as
     background workloads, until the runner stops them after the job (their ``duration`` is
-    not applied to a background: schedlab.runs; it only names their runs). The figures take all main copies together (recognised in
-    the scheduler trace by their command name; schedlab.analysis.kazempour). HI_AFF binds
-    copy i to core i (modulo the cores); LOW_AFF binds nothing and switches CFS cache
-    affinity off."""
+    not applied to a background: schedlab.runs; it only names their runs). The figures take
+    all main copies together (recognised in the scheduler trace by their command name;
+    schedlab.analysis.kazempour). HI_AFF binds copy i to core i (modulo the cores); LOW_AFF
+    binds nothing and switches CFS cache affinity off."""
     out = []
     for machine in machines:
         cores = load_machine(machine).cores
