@@ -35,7 +35,13 @@ PIPELINE_KINDS = ("in-order", "out-of-order")
 # The guest kernel's tick rates (Linux's CONFIG_HZ choices). 1000 unless a machine says: a
 # SCHED_RR timeslice is a whole number of ticks, and study 1 needs 2 ms ones.
 TICK_RATES = (100, 250, 300, 1000)
-DEFAULT_TICK_HZ = 1000
+DEFAULT_TICK_HZ = 1000      # kernel-patches/guest.config's CONFIG_HZ (a test checks they agree)
+
+
+def tick_hz_of(machine: dict) -> int:
+    """The guest tick rate of a resolved machine's dict (``MachineSpec.to_dict``), which
+    names it only when it is not the default."""
+    return machine.get("tick_hz", DEFAULT_TICK_HZ)
 
 # The keys each table may hold; anything else is a typo and is rejected, never ignored.
 _MACHINE_KEYS = {"description", "studies", "clock", "cores", "packages", "nodes", "pipeline",

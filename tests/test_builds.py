@@ -47,7 +47,11 @@ def test_kernel_key_follows_patches_and_fragments(tmp_path, monkeypatch):
 
 
 def test_a_tick_rate_is_a_kernel_of_its_own():
-    assert kernel.build_key(tick_hz=1000) == kernel.build_key()
+    # The catalogue's default tick is the one guest.config builds.
+    from schedlab.machine import DEFAULT_TICK_HZ
+    assert f"CONFIG_HZ_{DEFAULT_TICK_HZ}=y" in (
+        kernel.paths.KERNEL_PATCHES / "guest.config").read_text().splitlines()
+    assert kernel.build_key(tick_hz=DEFAULT_TICK_HZ) == kernel.build_key()
     assert kernel.build_key(tick_hz=100) != kernel.build_key()
 
 

@@ -333,7 +333,8 @@ def test_run_id_covers_the_kernel_command_line_and_gem5_code(monkeypatch):
     assert prepared().run_id == first.run_id
     monkeypatch.setattr(binary, "config_hash", lambda: "other gem5-side code")
     other_code = prepared().run_id
-    monkeypatch.setattr(checkpoint, "plan_boot_args", lambda plan, extra, hz: ["console=ttyS0"])
+    monkeypatch.setattr(checkpoint, "plan_boot_args",
+                        lambda plan, extra, tick_hz: ["console=ttyS0"])
     other_args = prepared().run_id
     assert len({first.run_id, other_code, other_args}) == 3
     qemu = runs.prepare(runs.RunRequest(machine="clovertown-e5320-mup", jobs=request.jobs,

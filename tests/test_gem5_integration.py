@@ -42,8 +42,8 @@ def _guest(tick_hz: int):
 
 def guest_for(machine: dict):
     """The self-test guest's kernel at the machine's tick rate (Hector's is 100 Hz)."""
-    from schedlab.machine import DEFAULT_TICK_HZ
-    return _guest(machine.get("tick_hz", DEFAULT_TICK_HZ))
+    from schedlab.machine import tick_hz_of
+    return _guest(tick_hz_of(machine))
 
 
 def _topology(console: str) -> dict[int, dict]:

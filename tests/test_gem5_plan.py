@@ -243,7 +243,7 @@ def test_boot_args():
     assert "tsc_early_khz=1860000" in args and "lpj=1860000" in args
     assert "tsc_early_khz=16670" in boot_args(plan("hector"))
     # Loops per jiffy follow the kernel's tick: Hector's guest runs at 100 Hz.
-    assert "lpj=166700" in boot_args(plan("hector"), (), 100)
+    assert "lpj=166700" in boot_args(plan("hector"), tick_hz=100)
 
 
 def test_hector_checkpoint_boots_with_its_own_tick():

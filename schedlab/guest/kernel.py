@@ -100,8 +100,8 @@ def _initramfs_fragment(initramfs: Path) -> str:
 
 
 def _tick_fragment(tick_hz: int) -> str:
-    """The config lines of a machine's tick rate other than guest.config's 1000 Hz."""
-    return f"# CONFIG_HZ_1000 is not set\nCONFIG_HZ_{tick_hz}=y\n"
+    """The config lines of a machine's tick rate other than guest.config's default."""
+    return f"# CONFIG_HZ_{DEFAULT_TICK_HZ} is not set\nCONFIG_HZ_{tick_hz}=y\n"
 
 
 def build_key(initramfs: Path | None = None, tick_hz: int = DEFAULT_TICK_HZ) -> str:

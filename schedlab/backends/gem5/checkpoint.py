@@ -21,7 +21,7 @@ from schedlab.backends.gem5.binary import Gem5Binary, Gem5Error, config_hash, pr
 from schedlab.backends.gem5.plan import BoardPlan, boot_args as plan_boot_args
 from schedlab.backends.gem5.process import CONSOLE, command, execute
 from schedlab.guest.numa import numa_boot_args
-from schedlab.machine import DEFAULT_TICK_HZ
+from schedlab.machine import tick_hz_of
 from schedlab.store import hash_json, locked, publish_dir
 
 Progress = Callable[[str], None]
@@ -50,7 +50,7 @@ def guest_boot_args(machine: dict, plan: BoardPlan) -> list[str]:
     if len(machine["nodes"]) > 1:
         per_node = [r[2] >> 20 for r in plan.memory.node_ranges()]
         extra = numa_boot_args(machine["nodes"], per_node, machine["memory"]["distances"])
-    return plan_boot_args(plan, extra, machine.get("tick_hz", DEFAULT_TICK_HZ))
+    return plan_boot_args(plan, extra, tick_hz=tick_hz_of(machine))
 
 
 def run_kernel_args(machine: dict, plan: BoardPlan, extra: list[str] | tuple[str, ...] = ()):
