@@ -64,7 +64,11 @@ TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
 # no_timer_check: the boot's IO-APIC timer check counts ticks against a busy loop, and a
 # TCG guest on a loaded host can lose that race and panic ("IO-APIC + timer doesn't work!",
 # seen on a host shared with two gem5 simulations); QEMU's timer is known to work.
-QEMU_KERNEL_ARGS = ("console=ttyS0", "panic=-1", "no_timer_check", "schedlab.backend=qemu")
+# quiet: the runner's lines share ttyS0 with the kernel's messages, and a message printed
+# while the runner writes a line cuts it in two (an i8042 probe message once hid a CPU's
+# core siblings from a sweep's topology check); errors still reach the console.
+QEMU_KERNEL_ARGS = ("console=ttyS0", "quiet", "panic=-1", "no_timer_check",
+                    "schedlab.backend=qemu")
 Progress = Callable[[str], None]
 
 
