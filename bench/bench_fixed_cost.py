@@ -66,8 +66,8 @@ def git_head() -> str:
                           text=True, cwd=Path(__file__).parent).stdout.strip()
 
 
-def bench_machine(name: str) -> dict:
-    request = RunRequest(machine=name, backend="gem5", jobs=(WORKLOAD,),
+def bench_machine(name: str, cpu: str) -> dict:
+    request = RunRequest(machine=name, backend="gem5", cpu=cpu, jobs=(WORKLOAD,),
                          label={"bench": "fixed-cost", "at": time.time()})
     prepared = prepare(request, progress=print)
     run_dir = execute(prepared, progress=print)
@@ -97,6 +97,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--machines", default="clovertown-e5320",
                    help="comma-separated catalogue names")
+    p.add_argument("--cpu", default="o3", choices=("o3", "timing"),
+                   help="the region's cores (Hector's are in-order: timing)")
     p.add_argument("--json", type=Path, help="append the records to this JSON file")
     p.add_argument("--report", type=Path, nargs="*", help="only print the tables of these files")
     args = p.parse_args()
@@ -108,7 +110,7 @@ def main() -> int:
         import os
         os.environ.setdefault("SCHEDLAB_RESULTS", tmp)
         for name in args.machines.split(","):
-            records.append(bench_machine(name))
+            records.append(bench_machine(name, args.cpu))
             print(json.dumps(records[-1], indent=1))
     if args.json:
         old = json.loads(args.json.read_text()) if args.json.exists() else []
