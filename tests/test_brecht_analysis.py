@@ -269,6 +269,12 @@ def test_experiments_run_on_qemu_and_refuse_gem5_saying_why():
         p = r.label["parallelism"]
         assert int(a[a.index("--streams") + 1]) == {2: 6, 4: 3, 8: 1}[p]
         assert int(a[a.index("--threads") + 1]) == p
+        assert "--app-args" not in a                     # QEMU: the paper's problems
+    # gem5 smoke: each application its smaller problem (only those its streams run).
+    for r in get("brecht-fig3").requests("smoke", "gem5"):
+        a = r.jobs[0].args
+        given = {a[i + 1].split("=")[0] for i, x in enumerate(a) if x == "--app-args"}
+        assert given == set(a[a.index("--apps") + 1].split(",")) == {"hough", "mm", "simplex"}
 
 
 @pytest.mark.timeout(900)

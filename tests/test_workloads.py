@@ -217,6 +217,27 @@ def test_stream_driver_fails_when_a_job_fails(overlay, tmp_path):
     assert r.returncode != 0 and "failed" in r.stderr and len(r.stderr.splitlines()) == 1
 
 
+def test_stream_driver_gives_each_application_its_own_extra_arguments(overlay, tmp_path):
+    for app in ("mm", "pde"):
+        (tmp_path / app).write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/{app}.args\n')
+        (tmp_path / app).chmod(0o755)
+    r = run(overlay, "streams", ["--bindir", str(tmp_path), "--apps", "mm,pde", "--streams",
+                                 "2", "--threads", "3", "--app-args", "mm=--n 96  --x y"])
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "mm.args").read_text().splitlines() == ["--threads 3 --n 96 --x y"] * 2
+    assert (tmp_path / "pde.args").read_text().splitlines() == ["--threads 3"] * 2
+
+
+@pytest.mark.parametrize("app_args, message", [
+    ("mm", "--app-args wants APP=ARGS"),
+    ("fft=--n 64", "--app-args names fft, which --apps does not run"),
+    ("mm=" + " a" * 9, "more than 8 arguments"),
+])
+def test_stream_driver_refuses_bad_app_args_in_one_line(overlay, app_args, message):
+    r = run(overlay, "streams", ["--apps", "mm", "--app-args", app_args])
+    assert r.returncode != 0 and message in r.stderr and len(r.stderr.splitlines()) == 1
+
+
 UNTIL_STOPPED = [(n, s) for n, w in sorted(REGISTRY.items()) for s in w.sizes
                  if not w.stops_by_itself(s)]
 

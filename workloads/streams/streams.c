@@ -4,7 +4,9 @@
  * (spawn to exit) is recorded.
  *
  * Stream s runs --repeat rounds of the --apps list rotated by s places (so streams do not run
- * the same kernel in lock-step), each job as `<bindir>/<app> --threads P`.  Kernels print
+ * the same kernel in lock-step), each job as `<bindir>/<app> --threads P`, followed by that
+ * application's --app-args if given (e.g. --app-args "mm=--n 96": a smaller problem, for a
+ * simulated machine on which the paper's problems take hours).  Kernels print
  * their own results (discarded here: their exit status is their check).  Output: one line
  * job.<stream>.<index>.<app>=<seconds> per job (its response time), then per-application
  * and overall means; and per job a line span.<stream>.<index>.<app>=<pid> <start> <end>:
@@ -33,11 +35,46 @@ extern char **environ;
 
 #define MAX_APPS 16
 #define MAX_STREAMS 64
+#define MAX_APP_ARGS 8
 
 static char *apps[MAX_APPS];
+/* Per application: the --app-args it is given, as "name" then its arguments. */
+static char *app_args[MAX_APPS][MAX_APP_ARGS + 2];
+static int napp_args;
 static int napps, repeat = 1, threads = 2, nstreams = 1;
 static char bindir[PATH_MAX];
 static double t_start;
+
+/* "APP=ARG ARG ...": APP's extra arguments, split on spaces. */
+static void add_app_args(char *spec)
+{
+	char *eq = strchr(spec, '=');
+	int n = 0;
+
+	if (!eq || eq == spec)
+		wl_die("--app-args wants APP=ARGS, e.g. \"mm=--n 96\", not '%s'", spec);
+	if (napp_args == MAX_APPS)
+		wl_die("--app-args given for more than %d applications", MAX_APPS);
+	*eq = 0;
+	app_args[napp_args][n++] = spec;
+	for (char *tok = strtok(eq + 1, " "); tok; tok = strtok(NULL, " ")) {
+		if (n == MAX_APP_ARGS + 1)
+			wl_die("--app-args for %s: more than %d arguments", spec, MAX_APP_ARGS);
+		app_args[napp_args][n++] = tok;
+	}
+	napp_args++;
+}
+
+/* The extra arguments of app (NULL-terminated), or an empty list. */
+static char **extra_args(const char *app)
+{
+	static char *none[] = { NULL };
+
+	for (int i = 0; i < napp_args; i++)
+		if (!strcmp(app_args[i][0], app))
+			return &app_args[i][1];
+	return none;
+}
 
 struct stream {
 	int id;
@@ -57,7 +94,10 @@ static void *run_stream(void *v)
 	for (int k = 0; k < repeat * napps; k++) {
 		const char *app = apps[(k + s->id) % napps];
 		snprintf(path, sizeof path, "%s/%s", bindir, app);
-		char *args[] = { (char *)app, "--threads", targ, NULL };
+		char *args[MAX_APP_ARGS + 4] = { (char *)app, "--threads", targ };
+		char **extra = extra_args(app);
+		for (int i = 0; extra[i]; i++)
+			args[3 + i] = extra[i];
 		pid_t pid;
 		double t0 = wl_now();
 		if (posix_spawn(&pid, path, &fa, NULL, args, environ) != 0) {
@@ -92,6 +132,7 @@ int main(int argc, char **argv)
 		else if (WL_IS("--apps")) snprintf(applist, sizeof applist, "%s", WL_VAL);
 		else if (WL_IS("--bindir")) snprintf(bindir, sizeof bindir, "%s", WL_VAL);
 		else if (WL_IS("--pool-jobs")) pool_jobs = (int)wl_int("--pool-jobs", WL_VAL, 0, 1);
+		else if (WL_IS("--app-args")) add_app_args(WL_VAL);
 		else WL_BAD();
 	}
 	for (char *tok = strtok(applist, ","); tok; tok = strtok(NULL, ",")) {
@@ -109,6 +150,13 @@ int main(int argc, char **argv)
 			wl_die("cannot find my own directory; pass --bindir");
 		bindir[len] = 0;
 		*strrchr(bindir, '/') = 0;
+	}
+	for (int i = 0; i < napp_args; i++) {
+		int listed = 0;
+		for (int a = 0; a < napps; a++)
+			listed |= !strcmp(apps[a], app_args[i][0]);
+		if (!listed)
+			wl_die("--app-args names %s, which --apps does not run", app_args[i][0]);
 	}
 	char path[PATH_MAX + 64];
 	for (int a = 0; a < napps; a++) {
