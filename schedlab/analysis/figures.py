@@ -150,9 +150,13 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
                         xytext=(0, 2), textcoords="offset points")
             highest = max(highest, top)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
-    ax.set_ylabel(metric_label(metric), fontsize=8)
-    # Above the axes, where it covers no bar and no change label.
-    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
+    # Wrapped: a long label would run past the axes into the caption below them.
+    ax.set_ylabel(textwrap.fill(metric_label(metric), 40), fontsize=8)
+    # Rates per instruction are small: one power of ten above the axis, not long decimals.
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4), useMathText=True)
+    # Above the axes, where it covers no bar and no change label; on the right, clear of
+    # the power of ten at the axis' top left.
+    ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=2, frameon=False)
     ax.margins(y=0.15)
     # Room above the highest whisker for its change label; rates and counts stay above zero
     # (a whisker of two standard deviations below it is cut there).

@@ -171,12 +171,18 @@ NOTES_NIAGARA = ("Niagara is modelled as 8 in-order single-issue x86 cores (Timi
                  "I).")
 
 
+NOTES_MMP = ("HI_AFF binds main copy i to core i, so on the MMP both main copies run on "
+             "chip 0 (cores 0 and 1) and share its L2; under LOW_AFF CFS placed them on one "
+             "chip or on both (data/kazempour/reading.md).")
+
+
 def _experiment(name, title, matrix, metric, **kw) -> Experiment:
     experiment_b = matrix in (_ump, _mmp)
+    extra = {_all_a: NOTES_NIAGARA, _mmp: NOTES_MMP}.get(matrix)
     return Experiment(name=name, study="kazempour", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION_B if experiment_b else REPETITION,
                       reductions=REDUCTIONS_B if experiment_b else REDUCTIONS,
-                      notes=NOTES + (" " + NOTES_NIAGARA if matrix is _all_a else ""), **kw)
+                      notes=NOTES + (" " + extra if extra else ""), **kw)
 
 
 EXPERIMENTS = (
