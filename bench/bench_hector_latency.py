@@ -38,6 +38,11 @@ TOLERANCE = 0.15
 # Simulated seconds of warm-up: the probe's set-up (faulting in memory, pagemap) runs on
 # the Atomic cores before the region; at 16.67 MHz a few MiB take a few hundred ms.
 WARMUP_S = 1.0
+# Milliseconds the probe waits past the region's nominal start before it measures: the
+# launcher switches gem5 to the detailed cores later than that by the time it took to
+# fork and place the probe (results.json's roi_late_ns), and a record whose launcher was
+# later than this is refused (its first chases would have run on Atomic cores).
+SETTLE_MS = 20
 CLASSES = ("local", "station", "remote")
 
 
@@ -59,7 +64,8 @@ def bank_args(delay: int) -> tuple[str, ...]:
 
 def request(delay: int, label: dict | None = None) -> RunRequest:
     job = WorkloadRequest(str(PROGRAM), size="smoke", warmup=WARMUP_S,
-                          args=("--alloc-cpu", str(ALLOC_CPU), *bank_args(delay)))
+                          args=("--alloc-cpu", str(ALLOC_CPU), "--settle-ms", str(SETTLE_MS),
+                                *bank_args(delay)))
     return RunRequest(machine=MACHINE, backend="gem5", cpu="timing", jobs=(job,),
                       overrides=(f"memory.delay.cycles={delay}",),
                       label={"bench": "hector-latency", "delay": delay, **(label or {})})
@@ -67,7 +73,12 @@ def request(delay: int, label: dict | None = None) -> RunRequest:
 
 def measured(results: dict) -> dict[str, float]:
     """The probe's load cycles per class from a run's results.json."""
-    metrics = results["jobs"][0]["metrics"]
+    job = results["jobs"][0]
+    late_ms = job["roi_late_ns"] / 1e6
+    if late_ms >= SETTLE_MS:
+        raise RuntimeError(f"the region began {late_ms:.1f} ms late, after the probe's "
+                           f"{SETTLE_MS} ms settle: raise SETTLE_MS")
+    metrics = job["metrics"]
     return {c: float(metrics[f"{c}_load_cycles"]) for c in CLASSES
             if f"{c}_load_cycles" in metrics}
 
@@ -86,9 +97,13 @@ def bench_delay(delay: int) -> dict:
     run_dir = execute(prepared, progress=print)
     results = json.loads((run_dir / "results.json").read_text())
     info = json.loads((run_dir / "gem5.json").read_text())
+    job = results["jobs"][0]
     return {"delay": delay, "run_id": prepared.run_id, "ok": results["ok"],
             "errors": results["errors"], "gem5_process_s": round(info["host_seconds"], 1),
+            "roi_late_ms": round(job["roi_late_ns"] / 1e6, 3),
+            "probe": {k: v for k, v in job["metrics"].items()},
             "kernel": prepared.spec["kernel"], "image": prepared.spec["image"],
+            "hashes": results["hashes"],
             "rows": compare(delay, measured(results))}
 
 

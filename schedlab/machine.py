@@ -223,9 +223,14 @@ class MachineSpec:
         return next(i for i, n in enumerate(self.nodes) if core in n)
 
     def node_distances(self) -> list[list[int]]:
-        """ACPI SLIT-style distances: 10 within a node, 10 x remote/local latency across."""
+        """ACPI SLIT-style distances: 10 within a node, 10 x remote/local latency across.
+
+        From the remote latency without the ring delay: the delay is a switch an experiment
+        sets on the machine (Hector's), not another machine, so the guest's firmware tables
+        stay those of the machine at every delay, as the paper's system software did, and
+        every delay restores the machine's one boot checkpoint."""
         local = self.memory.local.cycles(self.clock_hz)
-        remote = self.memory.remote_cycles(self.clock_hz)
+        remote = None if self.memory.remote is None else self.memory.remote.cycles(self.clock_hz)
         far = 20 if remote is None else max(11, round(10 * remote / local))
         n = len(self.nodes)
         return [[10 if i == j else far for j in range(n)] for i in range(n)]

@@ -77,6 +77,19 @@ def test_overrides_make_hypothetical_machines():
     assert numa.node_distances()[0][1] > 10
 
 
+def test_the_ring_delay_moves_latency_but_not_the_guests_distances_or_checkpoint():
+    from schedlab.backends.gem5.checkpoint import guest_boot_args
+    from schedlab.backends.gem5.plan import plan_from_dict
+    plain, delayed = (load_machine("hector", [f"memory.delay.cycles={d}"]) for d in (0, 64))
+    assert delayed.memory.remote_cycles(delayed.clock_hz) == 37 + 3 * 64
+    assert plain.node_distances() == delayed.node_distances() == [
+        [10 if i == j else 19 for j in range(4)] for i in range(4)]     # 10 x 37 / 19
+    plans = [plan_from_dict(m.to_dict()) for m in (plain, delayed)]
+    assert plans[0].boot_identity() == plans[1].boot_identity()
+    assert (guest_boot_args(plain.to_dict(), plans[0])
+            == guest_boot_args(delayed.to_dict(), plans[1]))
+
+
 @pytest.mark.parametrize("name, overrides, message", [
     ("nosuch", [], "unknown machine 'nosuch'"),
     ("niagara", ["l2.size=3000KiB"], "not a power of two"),

@@ -19,8 +19,12 @@
  *
  * Set-up (allocation, pagemap) happens before the region of interest when the launcher
  * gives one (SCHEDLAB_ROI_START_NS, run with a warm-up): on gem5 it runs on the fast
- * Atomic cores, the chases on the detailed ones. Cycles are read with rdtsc, which on
- * gem5's X86 cores counts core cycles.
+ * Atomic cores, the chases on the detailed ones. The launcher starts the region (gem5's
+ * switch to detailed cores) somewhat after that time: its warm-up sleep begins after it
+ * has forked and placed the program (its "roi_late_ns"), which takes milliseconds on a
+ * slow machine, and Atomic cores charge a miss no more than a hit. So the chases begin
+ * --settle-ms later (the bench checks the launcher was not later than that). Cycles are
+ * read with rdtsc, which on gem5's X86 cores counts core cycles.
  *
  * Output (key=value): home_bank, home_node, scanned_pages, and per class (local, station,
  * remote) <class>_cpu, <class>_miss_cycles, <class>_hit_cycles, <class>_load_cycles.
@@ -175,7 +179,7 @@ static double chase(void **p, int trials, int accesses)
 	return per[trials / 2];
 }
 
-static void wait_for_region(void)
+static void wait_for_region(long settle_ms)
 {
 	const char *s = getenv("SCHEDLAB_ROI_START_NS");
 	struct timespec at;
@@ -183,7 +187,7 @@ static void wait_for_region(void)
 
 	if (!s)
 		return;
-	ns = atoll(s);
+	ns = atoll(s) + settle_ms * 1000000LL;
 	at.tv_sec = ns / 1000000000LL;
 	at.tv_nsec = ns % 1000000000LL;
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
@@ -208,7 +212,7 @@ static void measure(const char *name, int cpu, struct bank *home, int trials, in
 int main(int argc, char **argv)
 {
 	int alloc_cpu = -1, lines = 16, trials = 101, accesses = 256;
-	long scan_mib = 96, scanned;
+	long scan_mib = 96, settle_ms = 20, scanned;
 	unsigned long offset = 0x100;
 
 	page_size = sysconf(_SC_PAGESIZE);
@@ -230,6 +234,8 @@ int main(int argc, char **argv)
 			accesses = atoi(val);
 		else if (!strcmp(opt, "--scan-mib"))
 			scan_mib = atol(val);
+		else if (!strcmp(opt, "--settle-ms"))
+			settle_ms = atol(val);
 		else
 			die("unknown option %s (see the comment at the top of numa_linechase.c)", opt);
 	}
@@ -256,7 +262,7 @@ int main(int argc, char **argv)
 		if (b->node != home->node && (!remote || (remote->node == 0 && b->node != 0)))
 			remote = b;
 	}
-	wait_for_region();
+	wait_for_region(settle_ms);
 	printf("home_bank=%d\nhome_node=%d\nscanned_pages=%ld\n", (int)(home - banks),
 	       home->node, scanned);
 	measure("local", home->cpu, home, trials, accesses, offset);
