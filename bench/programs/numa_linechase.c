@@ -212,7 +212,7 @@ static void measure(const char *name, int cpu, struct bank *home, int trials, in
 int main(int argc, char **argv)
 {
 	int alloc_cpu = -1, lines = 16, trials = 101, accesses = 256;
-	long scan_mib = 96, settle_ms = 20, scanned;
+	long scan_mib = 96, settle_ms = 0, scanned;
 	unsigned long offset = 0x100;
 
 	page_size = sysconf(_SC_PAGESIZE);
