@@ -225,6 +225,22 @@ def test_hector_delay_knob_reproduces_table(delay, cycles):
             assert lat == {"local": 19, "node": 29, "remote": cycles}[cls]
 
 
+def test_a_numa_bank_answers_after_the_local_latency_less_the_paths_own_cycles():
+    # A line load is the catalogue's latency in all: the LLC's lookup and fill and the
+    # crossbars on the way charge their cycles, the bank the rest.
+    hector, westmere, uniform = plan("hector"), plan("westmere-x5660"), plan("clovertown-e5320")
+    l1d = next(c for c in hector.caches if c.cache == "l1d")
+    assert hector.memory.path_cycles == l1d.tag_latency + l1d.response_latency + 11 == 13
+    assert hector.memory.device_latency_ns == pytest.approx((19 - 13) / 16.67e6 * 1e9)
+    l3 = next(c for c in westmere.caches if c.cache == "l3")
+    assert westmere.memory.path_cycles == l3.tag_latency + l3.response_latency + 11
+    assert westmere.memory.device_latency_ns == pytest.approx(
+        (westmere.memory.local_cycles - westmere.memory.path_cycles) / westmere.clock_hz * 1e9)
+    assert uniform.memory.path_cycles == 0 and uniform.memory.device_latency_ns == 100.0
+    with pytest.raises(PlanError, match="no more than the 13 cycles the path"):
+        plan("hector", ["memory.latency.local=13cycles"])
+
+
 def test_numa_llc_spanning_nodes_is_rejected():
     d = load_machine("westmere-x5660").to_dict()
     for c in d["caches"]:

@@ -157,7 +157,8 @@ class MemoryPlan:
     node_cycles: int | None
     remote_cycles: int | None      # ring delay included
     delay_cycles: int
-    device_latency_ns: float       # the memory device's own latency (= local latency)
+    device_latency_ns: float       # the banks' own latency: local, minus a NUMA path's cycles
+    path_cycles: int               # NUMA: what the path to a bank charges (numa_path_cycles)
     requesters: tuple[RequesterPlan, ...]   # empty unless numa
 
     def node_ranges(self) -> list[tuple[int, int, int]]:
@@ -457,6 +458,19 @@ def _llc_entry(machine: dict) -> dict:
     return next(c for c in machine["caches"] if c["name"] == machine["llc"])
 
 
+def numa_path_cycles(llc: CachePlan) -> int:
+    """The cycles gem5 charges an LLC miss on a NUMA machine besides the bank's latency:
+    the LLC's lookup and fill, the requester's router (request and response, each with its
+    header), the link's response and the bank's crossbar (likewise). With Hector's 1-cycle
+    L1 that is 13 cycles, which bench/bench_hector_latency.py measured (32.06 cycles for a
+    local line with the bank at the full 19)."""
+    router, bank = CACHE_BUS, SYSTEM_BUS
+    return (llc.tag_latency + llc.response_latency
+            + router.frontend_latency + router.response_latency + 2 * router.header_latency
+            + NUMA_LINK.response_latency
+            + bank.frontend_latency + bank.response_latency + 2 * bank.header_latency)
+
+
 def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]) -> MemoryPlan:
     mem = machine["memory"]
     nodes = machine["nodes"]
@@ -491,7 +505,15 @@ def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]
     remote = mem.get("remote_cycles")
     numa = len(nodes) > 1
     clock = int(machine["clock_hz"])
-    device_ns = local / clock * 1e9
+    # A NUMA machine's latencies are cache-line load times (Hector's table): what a
+    # last-level miss costs from the miss to the fill. The path to a bank charges cycles of
+    # its own, so the bank answers after the local latency minus those.
+    path = numa_path_cycles(llc_instances[0]) if numa else 0
+    if local <= path:
+        raise PlanError(f"{machine['name']}: a local memory latency of {local} cycles is no "
+                        f"more than the {path} cycles the path from the last-level cache to a "
+                        f"bank charges by itself; give a longer memory.latency.local")
+    device_ns = (local - path) / clock * 1e9
 
     # Banks: per package where the catalogue distinguishes own-package from same-node memory
     # (Hector's processor modules), else per node. Uniform machines get one bank.
@@ -539,7 +561,8 @@ def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]
                       node_cycles=None if node_c is None else int(node_c),
                       remote_cycles=None if remote is None else int(remote),
                       delay_cycles=int(mem.get("delay_cycles", 0)),
-                      device_latency_ns=device_ns, requesters=tuple(requesters))
+                      device_latency_ns=device_ns, path_cycles=path,
+                      requesters=tuple(requesters))
 
 
 def _interconnect_plan(caches: list[CachePlan], memory: MemoryPlan, line: int,
