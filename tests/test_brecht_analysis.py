@@ -22,7 +22,6 @@ import pytest
 from schedlab.analysis import brecht as B
 from schedlab.analysis.figures import FigureContext
 from schedlab.campaigns.experiment import get
-from schedlab.errors import UserError
 from schedlab.guest.pools import parse_pool_cpus
 
 DATA = Path(__file__).resolve().parent / "data" / "brecht"
@@ -253,15 +252,14 @@ def test_every_figure_draws(tables, tmp_path, name, coords):
         sorted(t["jobs"].groupby("run_id")["response_s"].mean()))
 
 
-def test_experiments_run_on_qemu_and_refuse_gem5_saying_why():
-    from schedlab.campaigns.reproduce import describe, reproduce
+def test_experiments_run_on_both_backends_and_say_how_the_model_differs():
     for e in (get(n) for n in ("brecht-fig1", "brecht-fig2", "brecht-fig3", "brecht-fig5",
                                "brecht-fig6")):
-        assert e.implemented and "qemu" not in e.unavailable
+        assert e.implemented and not e.unavailable
         assert e.requests("smoke", "qemu") and e.requests("paper", "gem5")   # costed
-        with pytest.raises(UserError, match="does not run on gem5 yet: .*70 min"):
-            reproduce(e.name, backend="gem5")
-        assert any("not runnable on gem5" in line for line in describe(e, "smoke", "gem5"))
+        assert all(r.cpu == "timing" and r.machine == "hector"
+                   for r in e.requests("smoke", "gem5"))
+        assert "16.67 MHz" in e.notes and "bench/gem5.md" in e.notes
     # Smoke: the paper's streams (12 / parallelism, 1 of 8 threads), never more threads at
     # once than job CPUs (a thread beyond them would be refused and its job fail).
     for r in get("brecht-fig2").requests("smoke", "qemu"):

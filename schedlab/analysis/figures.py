@@ -74,7 +74,7 @@ class FigureContext:
                          f"{prov.get('image', '?')}; {prov.get('runs', '?')} runs.")
         if self.reduction:
             parts.append(f"Scale {self.scale}: {self.reduction}.")
-        if self.notes:
+        if self.notes and self.backend == "gem5":   # the notes describe the gem5 model
             parts.append(self.notes)
         return " ".join(parts)
 
