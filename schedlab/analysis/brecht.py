@@ -68,7 +68,7 @@ WHISKERS = ("points and bars: mean response time (spawn to exit, guest clock) ov
 QEMU_TIMING = ("On QEMU the response times are the guest's wall clock, which follows the "
                "host's load (16 TCG vCPUs on the host's cores): they show the placement and "
                "response-time mechanics, not Hector's NUMA timing; the ring delay changes "
-               "only the NUMA distances the guest is told, no memory latency.")
+               "nothing there.")
 
 _PLACE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):"
                     r" sched_pool_place: pid=(?P<pid>\d+) tgid=(?P<tgid>\d+) kind=(?P<kind>\w+)"
