@@ -28,12 +28,12 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from records import add_record_options, append_records, print_report, results_dir  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
 WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
@@ -99,25 +99,18 @@ def main() -> int:
                    help="comma-separated catalogue names")
     p.add_argument("--cpu", default="o3", choices=("o3", "timing"),
                    help="the region's cores (Hector's are in-order: timing)")
-    p.add_argument("--json", type=Path, help="append the records to this JSON file")
-    p.add_argument("--report", type=Path, nargs="*", help="only print the tables of these files")
+    add_record_options(p)
     args = p.parse_args()
     if args.report:
-        print(table([r for f in args.report for r in json.loads(f.read_text())]))
+        print_report(args.report, table)
         return 0
     records = []
-    with tempfile.TemporaryDirectory(prefix="schedlab-bench-fixed-") as tmp:
-        import os
-        os.environ.setdefault("SCHEDLAB_RESULTS", tmp)
+    with results_dir("schedlab-bench-fixed-"):
         for name in args.machines.split(","):
             records.append(bench_machine(name, args.cpu))
             print(json.dumps(records[-1], indent=1))
     if args.json:
-        old = json.loads(args.json.read_text()) if args.json.exists() else []
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmpfile = args.json.with_suffix(".tmp")
-        tmpfile.write_text(json.dumps(old + records, indent=1) + "\n")
-        tmpfile.replace(args.json)
+        append_records(args.json, records)
     print(table(records))
     return 0
 

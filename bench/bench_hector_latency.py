@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from schedlab.backends.gem5.plan import plan_from_dict  # noqa: E402
 from schedlab.machine import load_machine  # noqa: E402
+from records import add_record_options, append_records, print_report, results_dir  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "numa_linechase.c"
@@ -124,24 +123,18 @@ def table(records: list[dict]) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--delays", default="0,16,64", help="comma-separated ring delays (cycles)")
-    p.add_argument("--json", type=Path, help="append the records to this JSON file")
-    p.add_argument("--report", type=Path, nargs="*", help="only print the tables of these files")
+    add_record_options(p)
     args = p.parse_args()
     if args.report:
-        print(table([r for f in args.report for r in json.loads(f.read_text())]))
+        print_report(args.report, table)
         return 0
     records = []
-    with tempfile.TemporaryDirectory(prefix="schedlab-bench-latency-") as tmp:
-        os.environ.setdefault("SCHEDLAB_RESULTS", tmp)
+    with results_dir("schedlab-bench-latency-"):
         for delay in (int(d) for d in args.delays.split(",")):
             records.append(bench_delay(delay))
             print(json.dumps(records[-1], indent=1))
     if args.json:
-        old = json.loads(args.json.read_text()) if args.json.exists() else []
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmpfile = args.json.with_suffix(".tmp")
-        tmpfile.write_text(json.dumps(old + records, indent=1) + "\n")
-        tmpfile.replace(args.json)
+        append_records(args.json, records)
     print(table(records))
     return 0 if all(row["within"] for r in records for row in r["rows"]) else 1
 
