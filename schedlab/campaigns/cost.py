@@ -41,8 +41,13 @@ def measured_speeds() -> dict[tuple[str, str], dict]:
     for path in sorted(BENCH_RESULTS.glob("gem5-*.json")):
         for r in json.loads(path.read_text()).get("records", []):
             if r.get("hierarchy") == "plan" and r.get("ok") and r.get("ips"):
+                old = speeds.get((r["machine"], r["cpu"]), {})
                 speeds[(r["machine"], r["cpu"])] = {
-                    "fixed_s": max(0.0, r["total_host_s"] - r["roi_host_s"]), "ips": r["ips"]}
+                    "fixed_s": max(0.0, r["total_host_s"] - r["roi_host_s"]), "ips": r["ips"],
+                    # A workload's measured region on this machine (Hector's streams), for
+                    # workloads cachegrind has not characterised.
+                    "regions": {**old.get("regions", {}),
+                                **({r["workload"]: r["roi_insts"]} if "workload" in r else {})}}
     return speeds
 
 
@@ -69,11 +74,14 @@ def _relative_work(workload: str, size: str) -> float:
     return PAPER_SIZE_FACTOR if size.startswith("paper") else 1.0
 
 
-def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int) -> float:
+def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int,
+                        regions: dict[str, float] | None = None) -> float:
     """Estimated guest instructions of one region of interest of ``job`` (``busy``: the
-    CPUs kept busy)."""
+    CPUs kept busy; ``regions``: regions measured on the machine, by workload)."""
     measured = load_characterisation().get(job.workload, {})
     count = next((m["instructions"] for m in measured.values()), None)
+    if count is None:
+        count = (regions or {}).get(job.workload)
     if count is not None and job.size != "smoke":
         count *= _relative_work(job.workload, job.size)
     if job.duration is not None:
@@ -84,9 +92,11 @@ def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int) -> float
     return UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
 
 
-def _instructions(request: RunRequest, clock_hz: int, cores: int) -> float:
+def _instructions(request: RunRequest, clock_hz: int, cores: int,
+                  regions: dict[str, float]) -> float:
     busy = min(cores, 1 + len(request.background))
-    return sum(job.reps * region_instructions(job, clock_hz, busy) for job in request.jobs)
+    return sum(job.reps * region_instructions(job, clock_hz, busy, regions)
+               for job in request.jobs)
 
 
 def run_host_seconds(request: RunRequest) -> float:
@@ -99,7 +109,8 @@ def run_host_seconds(request: RunRequest) -> float:
     speed = _speed(machine.name, request.cpu)
     if speed is None:
         return math.nan
-    return speed["fixed_s"] + _instructions(request, machine.clock_hz, machine.cores) / speed["ips"]
+    return speed["fixed_s"] + _instructions(request, machine.clock_hz, machine.cores,
+                                            speed.get("regions", {})) / speed["ips"]
 
 
 def campaign_host_hours(requests: list[RunRequest]) -> float:
