@@ -387,7 +387,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
             axes[1].annotate(f"n={int(n)}", (x, 0), ha="center", va="bottom", fontsize=6,
                              color="white", xytext=(0, 2), textcoords="offset points")
         axes[1].set_xlabel("application", fontsize=8)
-        axes[1].set_ylabel("Worst-Fit / First-Fit mean response time (ratio)", fontsize=8)
+        axes[1].set_ylabel("Worst-Fit / First-Fit\nmean response time (ratio)", fontsize=8)
         ratios.to_csv(csv, index=False)
         return [finish(fig, ctx, dest, WHISKERS + ". Right: Worst-Fit's mean response time "
                                                   "over First-Fit's, paired by repetition "
