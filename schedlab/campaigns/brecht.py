@@ -20,15 +20,24 @@ Repetitions differ in the streams' start offsets.
 from __future__ import annotations
 
 from schedlab.campaigns.experiment import Experiment
+from schedlab.machine import load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
 
-# What differs from the real Hector, said next to every figure.
-NOTES = ("Model vs the real Hector: x86 in-order cores (TimingSimpleCPU) at 16.67 MHz with "
-         "16 KiB 4-way L1s of 16 B lines, memory latencies from the paper's table (measured "
-         "in bench/gem5.md within 5 %); Linux 6.1 with the sched/pools patches instead of "
-         "Hurricane: on these cores a thread's creation takes 30-50 ms and a wake-up onto an "
-         "idle CPU about 2 ms of guest time (bench/gem5.md), part of every job's response "
-         "time; guest tick 100 Hz.")
+
+def _notes() -> str:
+    """What differs from the real Hector, said next to every gem5 figure; the model's
+    numbers from the catalogue."""
+    hector = load_machine("hector")
+    l1d = hector.cache("l1d")
+    return (f"Model vs the real Hector: x86 in-order cores (TimingSimpleCPU) at "
+            f"{hector.clock_hz / 1e6:g} MHz with {l1d.size >> 10} KiB {l1d.assoc}-way L1s of "
+            f"{l1d.line} B lines, memory latencies from the paper's table (measured in "
+            f"bench/gem5.md within 5 %); Linux 6.1 with the sched/pools patches instead of "
+            f"Hurricane: on these cores a thread's creation takes 30-50 ms and a wake-up onto "
+            f"an idle CPU about 2 ms of guest time (bench/gem5.md), part of every job's "
+            f"response time; guest tick {hector.tick_hz} Hz.")
+
+
 REPETITION = "the streams' start offset (0, 1, 2 ... ms)"
 POOL_SIZES = (1, 2, 3, 6, 12)   # processors per pool: 12x1 ... 1x12 over the 12 job CPUs
 SIZE_OF = {2: "paper_p2", 4: "paper", 6: "paper_p6", 8: "paper_p8"}
@@ -86,11 +95,12 @@ def _matrix(delays, parallelisms, pools, placements):
 def _experiment(name, title, matrix, metric="mean_all") -> Experiment:
     return Experiment(name=name, study="brecht", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION,
-                      notes=NOTES,
+                      notes=_notes(),
                       reductions={"smoke": "one round of each stream's applications (paper: 15), "
                                            "2 repetitions (paper: 5); on gem5 smaller problems "
-                                           "(FFT 128 x 128, HOUGH 64 x 64, MM 96 x 96, PDE "
-                                           "48 x 48, SIMPLEX 128 x 256)"})
+                                           "(" + ", ".join(f"{app} {args}" for app, args
+                                                           in GEM5_SMOKE_PROBLEMS.items())
+                                           + ")"})
 
 
 EXPERIMENTS = (
