@@ -38,10 +38,11 @@ TOLERANCE = 0.15
 # the Atomic cores before the region; at 16.67 MHz a few MiB take a few hundred ms.
 WARMUP_S = 1.0
 # Milliseconds the probe waits past the region's nominal start before it measures: the
-# launcher switches gem5 to the detailed cores later than that by the time it took to
-# fork and place the probe (results.json's roi_late_ns: 54 ms on Hector's 16.67 MHz
-# cores once), and a record whose launcher was later than this is refused (its first
-# chases would have run on Atomic cores, where a miss costs what a hit does).
+# launcher's m5 ops follow that start by the time its wake-up takes (results.json's
+# roi_late_ns; 54 ms on Hector's 16.67 MHz cores when its warm-up still began after
+# forking and placing the probe), and a record whose launcher was later than this is
+# refused (its first chases would have run on Atomic cores, where a miss costs what a hit
+# does).
 SETTLE_MS = 250
 CLASSES = ("local", "station", "remote")
 

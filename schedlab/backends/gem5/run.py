@@ -7,7 +7,8 @@ machine's checkpoint (booting once if there is none), serves the run's payload (
 workloads and programs: schedlab.guest.payload) to ``m5 readfile``, and writes console.log,
 stats.json, gem5.json (and attribution.json, sampling.json) into the run's staging
 directory. The guest's results come back through ``m5 writefile`` (report.txt: the
-runner's framed lines; artifacts.tar) rather than the 8250 console.
+runner's framed lines; artifacts.tar; trace.txt, the scheduler trace read straight from
+tracefs) rather than the 8250 console.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ Progress = Callable[[str], None]
 READFILE = "readfile"
 REPORT = "report.txt"
 ARTIFACTS = "artifacts.tar"
+TRACE = "trace.txt"          # the scheduler trace, straight from tracefs
 SAMPLING = "sampling.json"       # the sampled windows' counters (--sampling)
 
 
@@ -150,6 +152,8 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     if (outdir / REPORT).exists():
         console += "\n" + (outdir / REPORT).read_text(errors="replace")
     artifacts = read_artifacts(outdir / ARTIFACTS) if (outdir / ARTIFACTS).exists() else {}
+    if (outdir / TRACE).exists():    # written out by itself, not in the tar
+        artifacts[TRACE] = (outdir / TRACE).read_bytes()
     (outdir / READFILE).unlink(missing_ok=True)   # the payload: workloads, programs
     return {"console": console, "stats": dumps, "events": result["events"],
             "host_seconds": result["host_seconds"], "attribution": attribution,
