@@ -180,6 +180,8 @@ def test_a_benchmark_sharing_its_cpu_is_charged_what_it_runs_alone(results_dir):
         job = res["jobs"][0]
         assert job["exit"] == 0
         insts[bool(beside)] = job["gem5_task"]["insts"]
+        # The policy's scheduler trace came out (m5 writefile, straight from tracefs).
+        assert f"next_pid={job['pid']}" in (run_dir / "artifacts" / "trace.txt").read_text()
         if beside:
             assert job["gem5_task"]["switches"] > 10     # it really shared CPU 0
         else:
