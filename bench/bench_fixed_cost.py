@@ -93,6 +93,35 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# The runner's marks (facts uptime.<mark>, guest seconds) in the order it passes them; a
+# run of older code lacks `unpacked` and `spec`.
+MARKS = ("restored", "unpacked", "begin", "spec", "job", "jobs-done", "end")
+
+
+def guest_phases(uptime: dict) -> dict[str, float]:
+    """Guest seconds between consecutive marks present (``job`` is the first job's)."""
+    at = {k.removeprefix("uptime."): float(v) for k, v in uptime.items()}
+    at["job"] = min((v for k, v in at.items() if k.startswith("job.")), default=None)
+    present = [m for m in MARKS if at.get(m) is not None]
+    return {f"{a}->{b}": round(at[b] - at[a], 2) for a, b in zip(present, present[1:])}
+
+
+def phase_table(records: list[dict]) -> str:
+    """Guest seconds per phase of the runner (10 ms steps: the guest's clock)."""
+    phases = [guest_phases(r.get("guest_uptime", {})) for r in records]
+    cols = sorted({k for p in phases for k in p},
+                  key=lambda k: tuple(MARKS.index(m) for m in k.split("->")))
+    lines = ["| machine | commit | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 2)]
+    for r, p in zip(records, phases):
+        lines.append(f"| {r['machine']} | {r['commit']} | "
+                     + " | ".join(str(p.get(c, "-")) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def tables(records: list[dict]) -> str:
+    return table(records) + "\n\nGuest seconds per phase:\n\n" + phase_table(records)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--machines", default="clovertown-e5320",
@@ -102,7 +131,7 @@ def main() -> int:
     add_record_options(p)
     args = p.parse_args()
     if args.report:
-        print_report(args.report, table)
+        print_report(args.report, tables)
         return 0
     records = []
     with results_dir("schedlab-bench-fixed-"):
@@ -111,7 +140,7 @@ def main() -> int:
             print(json.dumps(records[-1], indent=1))
     if args.json:
         append_records(args.json, records)
-    print(table(records))
+    print(tables(records))
     return 0
 
 
