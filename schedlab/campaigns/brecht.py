@@ -11,9 +11,10 @@ intervals and placement snapshots.
 The matrices are the paper's on Hector (16 processors in 4 stations; station 0 for the
 system, jobs on stations 1-3), listed and costed for both backends. On gem5 (Hector's Timing
 cores) a smoke run took 12 to 19 minutes of host time, two at a time, about 3 of them
-outside the region (bench/gem5.md, "Hector"), with smaller problems than the paper's. On QEMU (16 TCG vCPUs
-on the host's cores: about 30 s of host time per smoke run) they show the placements and
-the response-time mechanics but not Hector's NUMA timing (QEMU models no latencies).
+outside the region (bench/gem5.md, "Hector"), with smaller problems than the paper's. On
+QEMU (16 TCG vCPUs on the host's cores: about 30 s of host time per smoke run) they show
+the placements and the response-time mechanics but not Hector's NUMA timing (QEMU models
+no latencies).
 Repetitions differ in the streams' start offsets.
 """
 
