@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
 
 from schedlab.runs import QEMU_KERNEL_ARGS
+
+# A guard against hangs, not a speed target (a guest takes seconds on an idle host).
+BOOT_TIMEOUT = 300
+# Guest seconds after which a scenario is taken for hung and reports its tasks: enough for
+# the slowest scenario on a loaded host, early enough to be seen before BOOT_TIMEOUT.
+HANG_REPORT_S = 200
 
 # The start of every scenario's /init: busybox's applets, /proc, /sys, debugfs and tracefs
 # ($T), kernel messages kept off the console (they would interleave with the data; dmesg
@@ -25,9 +32,20 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 T=/sys/kernel/tracing
 [ -d $T/events ] || T=/sys/kernel/debug/tracing
+# A scenario still running after HANG_REPORT_S seconds is reported before the host gives up:
+# the state, wait channel and kernel stack of every user thread and of every kernel thread
+# that is running or blocked (D), and the kernel's last messages, all as log: lines (which
+# the parser skips), so a hang says where it is.
+( sleep """ + str(HANG_REPORT_S) + r"""
+  for p in /proc/[0-9]*/task/[0-9]*; do
+      s=$(cut -d' ' -f3 $p/stat)
+      grep -q . $p/cmdline || [ "$s" = R ] || [ "$s" = D ] || continue
+      echo "$(cat $p/comm) ${p#/proc/} state=$s" \
+           "cpu=$(cut -d' ' -f39 $p/stat) wchan=$(cat $p/wchan)"
+      sed 's/^/    /' $p/stack
+  done 2>/dev/null
+  dmesg | tail -40 ) 2>&1 | sed 's/^/log: hang: /' &
 """
-# A guard against hangs, not a speed target (a guest takes seconds on an idle host).
-BOOT_TIMEOUT = 300
 BUSYBOX = Path("/bin/busybox")
 QEMU = shutil.which("qemu-system-x86_64")
 REPO = Path(__file__).resolve().parent.parent
@@ -72,17 +90,17 @@ def boot(kernel, initramfs: Path, test: str, extra: list[str] = (),
                        "rdinit=/init", *extra])
     cmd = [QEMU, "-accel", "tcg", "-smp", smp, "-m", mem, "-kernel", str(kernel.bzimage),
            "-initrd", str(initramfs), "-append", append, "-nographic", "-no-reboot"]
-    try:
-        output = subprocess.run(cmd, capture_output=True, text=True, timeout=BOOT_TIMEOUT,
-                                errors="replace").stdout
-    except subprocess.TimeoutExpired as e:
-        # A guest that ended its scenario but powers off slowly on a loaded host is done.
-        output = (e.stdout or b"").decode(errors="replace")
-        if "SCHEDTEST-END" not in output:
-            pytest.fail(f"guest did not finish '{test}' in {BOOT_TIMEOUT} s:\n"
-                        f"{output[-3000:]!r}")
-    console = output.replace("\r", "")
-    assert "SCHEDTEST-END" in console, f"scenario {test} did not finish:\n{console[-3000:]}"
+    console = _console(cmd)
+    if "SCHEDTEST-END" not in console:
+        # Booted once more, since a TCG guest of many vCPUs on a loaded 2-core host has hung
+        # rarely (once in some hundred boots, never reproduced alone). The hang's report stays
+        # visible in the warnings summary; a scenario that hangs twice fails.
+        warnings.warn(f"guest hung in '{test}', booted again; its report:\n"
+                      f"{_hang_report(console)}")
+        console = _console(cmd)
+    if "SCHEDTEST-END" not in console:
+        pytest.fail(f"guest did not finish '{test}' in {BOOT_TIMEOUT} s, twice:\n"
+                    f"{_hang_report(console)}")
     body = console.split(f"SCHEDTEST-BEGIN {test}", 1)[1].split("SCHEDTEST-END", 1)[0]
     values, files, current = {}, {}, None
     for line in body.splitlines():
@@ -97,3 +115,21 @@ def boot(kernel, initramfs: Path, test: str, extra: list[str] = (),
             k, _, v = line.partition("=")
             values[k.strip()] = v.strip()
     return values, {k: "\n".join(v) + "\n" for k, v in files.items()}, console
+
+
+def _console(cmd: list[str]) -> str:
+    """The guest's console until it powers off or BOOT_TIMEOUT passes."""
+    try:
+        output = subprocess.run(cmd, capture_output=True, text=True, timeout=BOOT_TIMEOUT,
+                                errors="replace").stdout
+    except subprocess.TimeoutExpired as e:
+        # A guest that ended its scenario but powers off slowly on a loaded host is done.
+        output = (e.stdout or b"").decode(errors="replace")
+    return output.replace("\r", "")
+
+
+def _hang_report(console: str) -> str:
+    """What a hung guest printed: INIT_PREAMBLE's report of its tasks if it got that far,
+    else the end of the console."""
+    report = [line for line in console.splitlines() if line.startswith("log: hang: ")]
+    return "\n".join(report) if report else console[-3000:]
