@@ -4,6 +4,7 @@ parallel kernels independent of p, the stream driver, user programs, the CLI."""
 import json
 import os
 import resource
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -404,6 +405,30 @@ def test_whole_life_workloads_report_over_the_announced_region_of_interest(overl
     if rate:
         m = started_long_ago
         assert m[rate] == pytest.approx(m[roi] / m["roi_seconds"], rel=1e-3)
+    if name == "raytrace":   # CPU seconds of its threads in the region, none without one
+        assert 0 < started_long_ago["roi_cpu_seconds"] and never["roi_cpu_seconds"] == 0
+
+
+STOPPABLE = {  # workload, args that run for many seconds, (count over its life, its whole)
+    "mediaserver": (["--requests", "100000", "--rate", "1000", "--frame-kb", "1"],
+                    "requests", 100000),
+    "raytrace": (["--threads", "2", "--width", "4000", "--height", "4000"], "roi_rows", 4000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STOPPABLE))
+def test_whole_life_workloads_stopped_by_sigterm_report_what_they_did(overlay, name):
+    """The launcher stops a job at its duration with SIGTERM (study 3's gem5 ROIs are
+    bounded so): the program ends at once, with exit 0 and its numbers so far."""
+    args, count, whole = STOPPABLE[name]
+    proc = subprocess.Popen([str(overlay / W.GUEST_BIN / name), *args], cwd=SCRATCH,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    m = W.parse_output(out)
+    assert 0 < m[count] < whole
 
 
 def test_mediaserver_counts_only_requests_arriving_in_the_region_of_interest(overlay):

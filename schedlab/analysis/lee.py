@@ -359,26 +359,34 @@ def _timeline(events: pd.DataFrame, frame: pd.DataFrame, policy: str, ctx: Figur
                   "job's ROI." + _timing_note(ctx))
 
 
-def _consolidation(frame: pd.DataFrame, metrics: tuple[str, ...], ylabel: str,
+def _consolidation(frame: pd.DataFrame, panels: list[tuple[tuple[str, ...], str]],
                    ctx: FigureContext, dest: Path, caption: str) -> list[Path]:
+    """Bars per condition, one row of panels per (metrics, y label) with data, one column
+    per machine."""
+    panels = [(ms, label) for ms, label in panels
+              if any(m in frame and frame[m].notna().any() for m in ms)]
     machines = _per_machine(frame)
-    fig, axes = plt.subplots(1, len(machines), figsize=(6 * len(machines), 4), squeeze=False)
+    fig, axes = plt.subplots(len(panels), len(machines), figsize=(6 * len(machines),
+                             4 * len(panels)), squeeze=False)
     conditions = ("alone", "vanilla", "region-partition")
     width = 0.8 / len(conditions)
-    for ax, machine in zip(axes[0], machines):
-        sel = frame[frame["machine"] == machine]
-        for k, cond in enumerate(conditions):
-            part = sel[sel["condition"] == cond]
-            stats = [condition_stats(part.assign(_=0), m, ["_"]) for m in metrics]
-            means = [s["mean"].iloc[0] if len(s) else math.nan for s in stats]
-            sds = [s["std"].iloc[0] if len(s) else math.nan for s in stats]
-            xs = np.arange(len(metrics)) + (k - 1) * width
-            ax.bar(xs, means, width, yerr=2 * np.asarray(sds), capsize=3,
-                   color=POLICY_COLOURS[cond], label=f"{cond} (n={len(part)})")
-        ax.set_xticks(range(len(metrics)), [metric_label(m) for m in metrics], fontsize=7)
-        ax.set_ylabel(ylabel, fontsize=8)
-        ax.set_title(machine, fontsize=8)
-        ax.legend(fontsize=7)
+    for row, (metrics, ylabel) in zip(axes, panels):
+        for ax, machine in zip(row, machines):
+            sel = frame[frame["machine"] == machine]
+            for k, cond in enumerate(conditions):
+                part = sel[sel["condition"] == cond]
+                stats = [condition_stats(part.assign(_=0), m, ["_"]) if m in part else
+                         pd.DataFrame() for m in metrics]
+                means = [s["mean"].iloc[0] if len(s) else math.nan for s in stats]
+                sds = [s["std"].iloc[0] if len(s) else math.nan for s in stats]
+                xs = np.arange(len(metrics)) + (k - 1) * width
+                ax.bar(xs, means, width, yerr=2 * np.asarray(sds), capsize=3,
+                       color=POLICY_COLOURS[cond], label=f"{cond} (n={len(part)})")
+            ax.set_xticks(range(len(metrics)), [metric_label(m) for m in metrics],
+                          fontsize=7)
+            ax.set_ylabel(ylabel, fontsize=8)
+            ax.set_title(machine, fontsize=8)
+            ax.legend(fontsize=7)
     return [finish(fig, ctx, dest, WHISKERS + ". " + caption + _timing_note(ctx))]
 
 
@@ -395,16 +403,23 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if name == "lee-fig18-23":
         return _benchmarks(frame, events, experiment, ctx, dest, "region-unify")
     if name == "lee-fig24":
-        return _consolidation(frame, ("p50_ms", "p90_ms", "p99_ms", "max_ms"),
-                              "response time (ms, guest clock)", ctx, dest,
-                              "The media server's response-time percentiles over all its "
-                              "requests (its own measurement): alone, beside omnetpp with the "
-                              "default scheduler, beside it with partitioning that favours "
-                              "the media server.")
+        return _consolidation(frame, [(("roi_p50_ms", "roi_p90_ms", "roi_p99_ms", "roi_max_ms"),
+                                       "response time (ms, guest clock)")], ctx, dest,
+                              "The media server's response-time percentiles over the "
+                              "requests that arrived in its ROI (its own measurement; on "
+                              "QEMU its whole life): alone, beside omnetpp with the default "
+                              "scheduler, beside it with partitioning that favours the media "
+                              "server.")
     if name == "lee-fig25":
-        return _consolidation(frame, ("wall_s", "cpu_s"), "seconds (guest clock)", ctx, dest,
-                              "The ray tracer's elapsed time and CPU time (user + system, "
-                              "all its threads), alone and beside omnetpp.")
+        return _consolidation(frame, [(("roi_seconds", "roi_cpu_seconds"),
+                                       "seconds (guest clock)"),
+                                      (("task_l1d_mpki", "task_llc_mpki"),
+                                       "misses per 1000 instructions")], ctx, dest,
+                              "The ray tracer's elapsed time and CPU time (all its threads) "
+                              "over the rows it rendered in its ROI (on QEMU its whole life), "
+                              "alone and beside omnetpp; on gem5 also the misses of its main "
+                              "thread (one of its two rendering threads; per-task "
+                              "attribution).")
     raise ValueError(f"no figure for {name}")
 
 

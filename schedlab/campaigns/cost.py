@@ -6,9 +6,10 @@ measured detailed-core speed (guest instructions per host second, ``bench/gem5.m
 guest instructions of a region are the workload's measured count (cachegrind, at its smoke
 size; ``workloads/characterisation.json``) or, for a region bounded by a duration, the
 duration times the clock times the busy CPUs at an assumed IPC of 1 (an upper bound for
-in-order cores, about the busy O3 cores' IPC). The estimate is rough, within a factor of
-two or so; ``run.py reproduce --dry-run`` prints it before anything runs. A QEMU run costs
-about half a minute (``bench/results/foundation-*.json``).
+in-order cores, about the busy O3 cores' IPC), whichever is smaller; a job given
+arguments of its own (which may change its work) counts its duration only. The estimate is
+rough, within a factor of two or so; ``run.py reproduce --dry-run`` prints it before
+anything runs. A QEMU run costs about half a minute (``bench/results/foundation-*.json``).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int,
     count = next((m["instructions"] for m in measured.values()), None)
     if count is None:
         count = (regions or {}).get(job.workload)
+    if job.args and job.duration is not None:
+        count = None          # its own arguments may change its work: the duration bounds it
     if count is not None and job.size != "smoke":
         count *= _relative_work(job.workload, job.size)
     if job.duration is not None:

@@ -125,6 +125,14 @@ static inline double wl_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* CPU seconds of the whole process so far: every thread, user and system */
+static inline double wl_cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /*
  * When the run's region of interest begins, on wl_now()'s clock: the launcher announces it in
  * SCHEDLAB_ROI_START_NS (its start plus the warm-up).  Outside the launcher (native tests, a
