@@ -122,6 +122,19 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
                          jobs=(WorkloadRequest("memlat", reps=2),))
     want = rec["total_host_s"] - rec["roi_host_s"] + 2 * insts / rec["ips"]
     assert run_host_seconds(request) == pytest.approx(want)
+    # A warm-up runs on the Atomic cores: its seconds at one instruction per cycle on each
+    # busy CPU (the job and one background program here), at their speed.
+    from schedlab.campaigns.cost import ATOMIC_IPS
+    from schedlab.machine import load_machine
+    warmed = RunRequest(machine="clovertown-e5320-mup", backend="gem5", cpu="o3",
+                        jobs=(WorkloadRequest("memlat", reps=2, warmup=0.1),),
+                        background=(WorkloadRequest("bv_0"),))
+    unwarmed = RunRequest(machine="clovertown-e5320-mup", backend="gem5", cpu="o3",
+                          jobs=(WorkloadRequest("memlat", reps=2),),
+                          background=(WorkloadRequest("bv_0"),))
+    clock = load_machine("clovertown-e5320-mup").clock_hz
+    assert run_host_seconds(warmed) - run_host_seconds(unwarmed) == pytest.approx(
+        2 * 0.1 * clock * 2 / ATOMIC_IPS)
     unmeasured = RunRequest(machine="westmere-x5660", backend="gem5", cpu="timing",
                             jobs=(WorkloadRequest("memlat"),))
     assert run_host_seconds(unmeasured) != run_host_seconds(unmeasured)   # NaN: unknown

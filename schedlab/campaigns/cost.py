@@ -2,7 +2,8 @@
 
 A gem5 run costs a fixed part (restore, the runner's set-up, result reporting: the
 benchmark's total minus its region of interest) plus its regions of interest at the
-measured detailed-core speed (guest instructions per host second, ``bench/gem5.md``). The
+measured detailed-core speed (guest instructions per host second, ``bench/gem5.md``), and
+the jobs' warm-ups at the Atomic cores' speed (:data:`ATOMIC_IPS`). The
 guest instructions of a region are the workload's measured count (cachegrind, at its smoke
 size; ``workloads/characterisation.json``) or, for a region bounded by a duration, the
 duration times the clock times the busy CPUs at an assumed IPC of 1 (an upper bound for
@@ -33,6 +34,10 @@ ASSUMED_IPC = 1.0
 PAPER_SIZE_FACTOR = 10.0
 # Duration of a region bounded neither by the workload nor by a duration.
 UNBOUNDED_REGION_S = 1.0
+# Guest instructions per host second of the Atomic cores (with the classic caches) that run
+# a job's warm-up: 1.3 to 2.0 M on a Clovertown X5365 warming up a ray tracer and omnetpp
+# (a lee-fig25 run, 2026-11-26, three simulations on the 2-core host).
+ATOMIC_IPS = 1.5e6
 
 
 @cache
@@ -102,6 +107,13 @@ def _instructions(request: RunRequest, clock_hz: int, cores: int,
                for job in request.jobs)
 
 
+def _warmup_host_seconds(request: RunRequest, clock_hz: int, cores: int) -> float:
+    """The jobs' warm-ups on the Atomic cores: their seconds times the clock times the busy
+    CPUs at one instruction per cycle (what an Atomic core retires), at ATOMIC_IPS."""
+    busy = min(cores, 1 + len(request.background))
+    return sum(job.reps * job.warmup * clock_hz * busy for job in request.jobs) / ATOMIC_IPS
+
+
 def run_host_seconds(request: RunRequest) -> float:
     """Estimated host seconds of one run (a boot to the checkpoint is not counted); NaN for
     a machine whose cores ``bench/`` has not measured (Hector's per-run cost, for one, is
@@ -112,8 +124,9 @@ def run_host_seconds(request: RunRequest) -> float:
     speed = _speed(machine.name, request.cpu)
     if speed is None:
         return math.nan
-    return speed["fixed_s"] + _instructions(request, machine.clock_hz, machine.cores,
-                                            speed.get("regions", {})) / speed["ips"]
+    return (speed["fixed_s"] + _warmup_host_seconds(request, machine.clock_hz, machine.cores)
+            + _instructions(request, machine.clock_hz, machine.cores,
+                            speed.get("regions", {})) / speed["ips"])
 
 
 def campaign_host_hours(requests: list[RunRequest]) -> float:
