@@ -66,3 +66,16 @@ def test_report_opens_in_headless_chromium_without_console_errors(demo_output, t
     assert console == [], console
     assert shot.stat().st_size > 50_000       # a rendered page, not a blank one
     shutil.copyfile(shot, results / "report-screenshot.png")
+
+
+def test_report_shows_the_micro_schedule_costs_bench_measured(tmp_path, monkeypatch):
+    """Study 3's overheads on the page as bench/gem5.md reports them (one row per committed
+    bench_regions record)."""
+    from schedlab.analysis.report import build_report
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    page = build_report([], tmp_path / "report.html").read_text()
+    assert "Region scheduling: the cost of a micro-schedule" in page
+    for cycles, overhead in (("3,576,211", "134.6 %"), ("1,496,509", "56.3 %")):
+        assert cycles in page and overhead in page
+        assert cycles in (REPO / "bench" / "gem5.md").read_text()
+    assert "regions-vm-2026-11-23-open.json" in page

@@ -5,7 +5,8 @@ It reads the sidecars that ``run.py reproduce`` writes beside each figure
 came from (this host's runs or the committed tables), its run count, its provenance (gem5
 version and binary hash, kernel and image hashes), its caption and links to its data. A
 table of every experiment of the four studies, with its run count, cost and status, comes
-first. The page is plain HTML and CSS, no scripts.
+first, then the measured costs the studies report from ``bench/`` (study 3's
+micro-schedule). The page is plain HTML and CSS, no scripts.
 """
 
 from __future__ import annotations
@@ -60,6 +61,41 @@ def _cell(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _micro_schedule_costs(dest: Path) -> list[str]:
+    """Study 3's overheads as ``bench/bench_regions.py`` measured them on gem5: one row per
+    committed record (bench/results/regions-*.json; bench/gem5.md says which kernel each
+    measured)."""
+    e = html.escape
+    records = sorted((paths.REPO / "bench" / "results").glob("regions-*.json"))
+    if not records:
+        return []
+    out = ["<h2>Region scheduling: the cost of a micro-schedule</h2>",
+           "<p>From <code>bench/bench_regions.py</code>: memlat under region-unify against "
+           "region-confine on gem5; the time unify loses, divided by its extra "
+           "micro-schedules, and that cost at the paper's 700 micro-schedules per second "
+           "and at the rate measured (share of the CPU's time). Which kernel each record "
+           "measured: <code>bench/gem5.md</code>, \"Region scheduling: the cost of a "
+           "micro-schedule\".</p>",
+           "<table><tr><th>record</th><th>machine</th><th>gem5</th><th>cycles per "
+           "micro-schedule</th><th>instructions per micro-schedule</th><th>overhead at "
+           "700/s</th><th>measured rate (/s)</th><th>overhead at it</th></tr>"]
+    for path in records:
+        data = json.loads(path.read_text())
+        d = data["derived"]
+        machine = data["records"][0]["machine"] if data.get("records") else "?"
+        out.append(
+            f"<tr><td><a href='{e(_rel(path, dest.parent))}'>{e(path.name)}</a></td>"
+            f"<td>{e(machine)} ({d['clock_hz'] / 1e9:.2f} GHz)</td>"
+            f"<td>{e(data.get('gem5', '?'))}</td>"
+            f"<td>{d['cycles_per_micro_schedule']:,.0f}</td>"
+            f"<td>{d['insts_per_micro_schedule']:,.0f}</td>"
+            f"<td>{100 * d['overhead_at_paper_rate']:.1f} %</td>"
+            f"<td>{d['measured_rate']:.0f}</td>"
+            f"<td>{100 * d['overhead_at_measured_rate']:.1f} %</td></tr>")
+    out.append("</table>")
+    return out
+
+
 def build_report(listing: list[dict], dest: Path | None = None) -> Path:
     """Write the report; ``listing`` is ``reproduce --list``'s rows."""
     figures = paths.results_dir() / "figures"
@@ -82,6 +118,7 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
     out.append("</table><p class='muted'>Host hours: estimated from the speeds measured in "
                "bench/, one run at a time on one core; ?: no bench/ record for the machine "
                "yet.</p>")
+    out += _micro_schedule_costs(dest)
     for path in sidecars:
         meta = json.loads(path.read_text())
         prov = meta.get("provenance", {})
