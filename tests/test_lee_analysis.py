@@ -176,8 +176,8 @@ def test_the_other_figures_draw(tables, tmp_path, name, relabel):
     else:
         frame["condition"] = frame["policy"].map({"region-confine": "alone",
                                                   "region-unify": "region-partition"})
-        for m in ("roi_p50_ms", "roi_p90_ms", "roi_p99_ms", "roi_max_ms", "roi_seconds",
-                  "roi_cpu_seconds"):
+        for m in ("roi_p50_ms", "roi_p90_ms", "roi_p99_ms", "roi_max_ms", "roi_ms_per_row",
+                  "roi_cpu_ms_per_row"):
             frame[m] = frame["ns_per_access"]
     out = lee.draw(get(name), {"": frame, "events": tables["events"]}, _ctx(name, frame),
                    tmp_path / f"{name}.png")

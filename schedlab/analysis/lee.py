@@ -10,15 +10,16 @@ forked the job, and the job executes at once). Compact tables:
 - ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates, the
   program's own ``key=value`` output such as memlat's ``roi_accesses_per_sec`` (over the
   ROI; ``accesses_per_sec`` over its life) and ``ns_per_access``, the media server's
-  ``p99_ms``, ``wall_s``, on gem5 the ROI's and the job's attributed counters, provenance),
-  plus ``cpu_s`` (user + system time) and, from the trace: the ROI's start and end
-  (``roi_start_s``, ``roi_end_s``, seconds after the job's exec), ``first_local_s`` (its
-  first region mapped), ``local_at_roi`` and ``caches_at_roi`` (its regions mapped when the
-  ROI began, and the caches holding them), ``largest_local_pages``, ``micro_schedules`` (in
-  the whole trace), ``micro_in_roi`` and ``micro_per_s`` (per second of the ROI; without a
-  duration, per second of the job's life), ``changes_in_roi`` (region changes inside the
-  ROI: a regioning phase ran there), ``regions_formed``, ``regions_freed`` (merged away or
-  torn down), ``maps``, ``unmaps``;
+  ``roi_p99_ms``, ``wall_s``, on gem5 the ROI's and the job's attributed counters,
+  provenance), plus ``cpu_s`` (user + system time), for the ray tracer ``roi_ms_per_row``
+  and ``roi_cpu_ms_per_row`` (its elapsed and CPU time per row of its ROI) and, from the
+  trace: the ROI's start and end (``roi_start_s``, ``roi_end_s``, seconds after the job's
+  exec), ``first_local_s`` (its first region mapped), ``local_at_roi`` and ``caches_at_roi``
+  (its regions mapped when the ROI began, and the caches holding them),
+  ``largest_local_pages``, ``micro_schedules`` (in the whole trace), ``micro_in_roi`` and
+  ``micro_per_s`` (per second of the ROI; without a duration, per second of the job's life),
+  ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
+  ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
   region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
@@ -167,6 +168,9 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         for row, job in zip(rows(d), res["jobs"]):
             req = requested.get(0, {})
             row["cpu_s"] = (job.get("user_us", 0) + job.get("sys_us", 0)) / 1e6
+            if row.get("roi_rows"):   # the ray tracer: per row, whatever ended its ROI
+                row["roi_ms_per_row"] = 1e3 * row["roi_seconds"] / row["roi_rows"]
+                row["roi_cpu_ms_per_row"] = 1e3 * row["roi_cpu_seconds"] / row["roi_rows"]
             row["warmup_s"] = req.get("warmup", 0.0)
             if text:
                 row["trace_lost_events"] = trace_lost(text)
@@ -411,12 +415,13 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                               "scheduler, beside it with partitioning that favours the media "
                               "server.")
     if name == "lee-fig25":
-        return _consolidation(frame, [(("roi_seconds", "roi_cpu_seconds"),
-                                       "seconds (guest clock)"),
+        return _consolidation(frame, [(("roi_ms_per_row", "roi_cpu_ms_per_row"),
+                                       "ms per image row (guest clock)"),
                                       (("task_l1d_mpki", "task_llc_mpki"),
                                        "misses per 1000 instructions")], ctx, dest,
                               "The ray tracer's elapsed time and CPU time (all its threads) "
-                              "over the rows it rendered in its ROI (on QEMU its whole life), "
+                              "per row it rendered in its ROI (on QEMU its whole life; on "
+                              "gem5 the ROI ends with the program or at its bound), "
                               "alone and beside omnetpp; on gem5 also the misses of its main "
                               "thread (one of its two rendering threads; per-task "
                               "attribution).")

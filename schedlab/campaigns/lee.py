@@ -124,10 +124,12 @@ def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
 # instruction counts under valgrind (2026-11-26): a media-server request costs about 27 M
 # instructions at 64 KiB frames and 0.43 M at 2 KiB, so 2 KiB frames at 2500 requests/s keep
 # its worker about as busy as 64 KiB frames at 200/s would, and 700 requests last 0.28 s:
-# some 100 arrive in the 40 ms after the 0.24 s warm-up. The ray tracer takes about 5,800
-# instructions per ray, so 600 x 456 pixels of 4 rays on 2 threads (about 1.6 G
-# instructions) outlast the warm-up (about 1.4 G at one instruction per cycle on 3 GHz
-# Atomic cores) by some 20 ms of detailed time. At paper scale (1.2 s warm-up) the media
+# some 100 arrive in the 40 ms after the 0.24 s warm-up. The ray tracer's warm-up on 2
+# threads is about 1.4 G instructions (one per cycle on 3 GHz Atomic cores); a first gem5
+# run (Clovertown X5365, vanilla, 2026-11-26) at 600 x 456 pixels rendered 100 rows in its
+# 60 ms bound, about 5.2 M instructions a row at an IPC of 1.36, and did not finish: 600 x
+# 328 pixels (about 1.7 G instructions) leave some 30 ms for the ROI. At paper scale (1.2 s
+# warm-up) the media
 # server keeps the paper's 300 requests at 30/s (8.8 s of ROI) and the ray tracer renders
 # 1600 x 1200 pixels on 4 threads (about 50 G instructions, some 2 s of ROI).
 # A duration bounds each ROI (the launcher stops the program there; both report what they
@@ -138,7 +140,7 @@ GEM5_MAIN = {
     ("mediaserver", "smoke"): (("--frame-kb", "2", "--rate", "2500", "--requests", "700"),
                                0.06),
     ("mediaserver", "paper"): ((), 10.0),
-    ("raytrace", "smoke"): (("--width", "600", "--height", "456"), 0.06),
+    ("raytrace", "smoke"): (("--width", "600", "--height", "328"), 0.06),
     ("raytrace", "paper"): (("--width", "1600", "--height", "1200"), 4.0),
 }
 
@@ -285,9 +287,9 @@ EXPERIMENTS = (
                 "first mapping)"),
     _experiment("lee-fig25", "Parallel ray tracer consolidated with omnetpp: elapsed and CPU "
                 "time, cache misses", _consolidated("raytrace", "omnetpp", attribute=True),
-                "roi_seconds",
-                "the rows rendered in the ROI; gem5: 600 x 456 pixels, 2 threads, the ROI the "
-                "last 20 ms or so after the warm-up; QEMU: the smoke size (160 x 120, 2 "
+                "roi_ms_per_row",
+                "the rows rendered in the ROI; gem5: 600 x 328 pixels, 2 threads, the ROI the "
+                "last 30 ms or so after the warm-up; QEMU: the smoke size (160 x 120, 2 "
                 "samples, 2 threads) from the start, which may end before its regions are "
                 "mapped"),
     _experiment("lee-overheads", "Cost of one micro-schedule (cycles) and the total overhead "
