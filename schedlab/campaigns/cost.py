@@ -100,9 +100,15 @@ def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int,
     return UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
 
 
+def _busy_cpus(request: RunRequest, cores: int) -> int:
+    """CPUs a run keeps busy: its job and each background program, as far as there are
+    cores."""
+    return min(cores, 1 + len(request.background))
+
+
 def _instructions(request: RunRequest, clock_hz: int, cores: int,
                   regions: dict[str, float]) -> float:
-    busy = min(cores, 1 + len(request.background))
+    busy = _busy_cpus(request, cores)
     return sum(job.reps * region_instructions(job, clock_hz, busy, regions)
                for job in request.jobs)
 
@@ -110,7 +116,7 @@ def _instructions(request: RunRequest, clock_hz: int, cores: int,
 def _warmup_host_seconds(request: RunRequest, clock_hz: int, cores: int) -> float:
     """The jobs' warm-ups on the Atomic cores: their seconds times the clock times the busy
     CPUs at one instruction per cycle (what an Atomic core retires), at ATOMIC_IPS."""
-    busy = min(cores, 1 + len(request.background))
+    busy = _busy_cpus(request, cores)
     return sum(job.reps * job.warmup * clock_hz * busy for job in request.jobs) / ATOMIC_IPS
 
 

@@ -263,10 +263,10 @@ def _reductions(extra: str = "") -> dict[str, str]:
     return {"smoke": "; ".join(p for p in (extra, timing, "2 repetitions") if p)}
 
 
-def _experiment(name, title, matrix, metric, extra="", unavailable=None) -> Experiment:
+def _experiment(name, title, matrix, metric, extra="") -> Experiment:
     return Experiment(name=name, study="lee", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION,
-                      unavailable=unavailable or {}, reductions=_reductions(extra))
+                      reductions=_reductions(extra))
 
 
 EXPERIMENTS = (
