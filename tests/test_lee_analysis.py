@@ -185,17 +185,24 @@ def test_the_other_figures_draw(tables, tmp_path, name, relabel):
 
 
 def test_timings_put_the_roi_between_the_first_mapping_and_the_next_phase():
-    for (backend, scale), t in definitions.TIMINGS.items():
-        assert t.period_ms >= 100
+    timings = [*definitions.TIMINGS.items(), *definitions.CONSOLIDATED_TIMINGS.items()]
+    for (backend, scale), t in timings:
+        # The kernel's ranges (kernel.sched_region_scan_ms and _period_ms)
+        assert 10 <= t.scan_ms <= 1000 and t.period_ms >= 10
         assert t.warmup_s > t.mapped_s, (backend, scale)
+    for (backend, scale), t in definitions.TIMINGS.items():
         if scale == "smoke":
+            # before the next phase, and short enough to fit between two scans
             assert t.warmup_s + definitions.REGION_S[scale] < t.next_phase_s, (backend, scale)
+            assert definitions.REGION_S[scale] < t.scan_s
     # Every timed job of every experiment carries its backend's timings.
     for name in ("lee-fig9", "lee-fig17", "lee-fig18-23", "lee-overheads"):
         for backend in ("gem5", "qemu"):
             t = definitions.regioning(backend, "smoke")
             for r in get(name).requests("smoke", backend):
-                assert dict(r.sysctl)["kernel.sched_region_period_ms"] == str(t.period_ms)
+                sysctl = dict(r.sysctl)
+                assert sysctl["kernel.sched_region_period_ms"] == str(t.period_ms)
+                assert sysctl["kernel.sched_region_scan_ms"] == str(t.scan_ms)
                 assert r.jobs[0].warmup == t.warmup_s and r.jobs[0].duration == 0.02
 
 
@@ -203,11 +210,12 @@ def test_consolidated_programs_outlast_the_gem5_warm_up_within_their_bound():
     """Figs. 24 and 25 on gem5: the main program starts its ROI after the regioning warm-up
     and is sized to end inside its duration's bound; on QEMU it runs its whole life."""
     for scale in ("smoke", "paper"):
-        t = definitions.regioning("gem5", scale)
+        t = definitions.regioning("gem5", scale, consolidated=True)
         for name, main in (("lee-fig24", "mediaserver"), ("lee-fig25", "raytrace")):
             for r in get(name).requests(scale, "gem5"):
                 job = r.jobs[0]
                 assert job.workload == main and job.warmup == t.warmup_s
+                assert dict(r.sysctl)["kernel.sched_region_scan_ms"] == str(t.scan_ms)
                 assert job.duration == definitions.GEM5_MAIN[(main, scale)][1]
                 assert r.attribute_tasks == (main == "raytrace")
             for r in get(name).requests(scale, "qemu"):
@@ -219,10 +227,10 @@ def test_consolidated_programs_outlast_the_gem5_warm_up_within_their_bound():
         argv = [*workload("mediaserver").args(scale), *extra]
         opts = dict(zip(argv[::2], argv[1::2]))      # the last of a repeated option counts
         last_arrival_s = int(opts["--requests"]) / int(opts["--rate"])
-        warmup_s = definitions.regioning("gem5", scale).warmup_s
-        assert 0 < last_arrival_s - warmup_s < bound_s, scale
+        t = definitions.regioning("gem5", scale, consolidated=True)
+        assert 0 < last_arrival_s - t.warmup_s < bound_s, scale
         if scale == "smoke":   # and before the second regioning phase
-            assert last_arrival_s < definitions.regioning("gem5", scale).next_phase_s
+            assert last_arrival_s < t.next_phase_s
 
 
 def test_every_experiment_runs_on_both_backends():

@@ -89,7 +89,7 @@ echo "SCHEDTEST-BEGIN $TEST"
 dump() { echo "=== file $1"; cat "$2"; echo "=== end"; }
 knobs() {
     for k in regions region_policy region_merge_us region_period_ms region_phase_ms \
-             region_teardown_ms region_revert_rate region_favour; do
+             region_scan_ms region_teardown_ms region_revert_rate region_favour; do
         echo "$1$k=$(cat /proc/sys/kernel/sched_$k)"
     done
 }
@@ -99,6 +99,7 @@ setup() {
     echo 1000 > /proc/sys/kernel/sched_region_merge_us
     echo 1000 > /proc/sys/kernel/sched_region_period_ms
     echo 300 > /proc/sys/kernel/sched_region_phase_ms
+    echo ${SCAN:-100} > /proc/sys/kernel/sched_region_scan_ms
     echo ${TEARDOWN:-0} > /proc/sys/kernel/sched_region_teardown_ms
     echo ${REVERT:-0} > /proc/sys/kernel/sched_region_revert_rate
     echo > $T/trace
@@ -107,7 +108,8 @@ setup() {
 }
 MEMLAT="/memlat --access-time 4194304 --accesses 0"
 # Start memlats (sizes given), let them run $1 seconds, dump their state, stop them.
-# $STARTED is evaluated once they all started ($first: the first one's pid), $MIDWAY half-way.
+# $STARTED is evaluated once they all started ($first: the first one's pid), $MIDWAY half-way;
+# $TAG prefixes the dumped files' names.
 run() {
     secs=$1; shift
     n=0; pids=""; first=""
@@ -125,7 +127,7 @@ run() {
     echo 0 > $T/events/sched/sched_region_change/enable
     n=0
     for pid in $pids; do
-        dump p$n/sched_regions /proc/$pid/sched_regions
+        dump ${TAG}p$n/sched_regions /proc/$pid/sched_regions
         echo "p${n}_pid=$pid"
         echo "p${n}_migrations=$(sed -n 's/^se.nr_migrations *: *//p' /proc/$pid/sched)"
         n=$((n + 1))
@@ -172,8 +174,18 @@ favour)
     setup 1
     STARTED='echo $first > /proc/sys/kernel/sched_region_favour' run 10 1MiB 1MiB 1MiB
     ;;
+scan)
+    SCAN=20 setup 1
+    TAG=fast_ run 4 1MiB
+    SCAN=100 setup 1
+    TAG=slow_ run 4 1MiB
+    ;;
 knobs)
     knobs boot_
+    echo 9 > /proc/sys/kernel/sched_region_scan_ms 2>/dev/null; echo "scan_write9_rc=$?"
+    echo 1001 > /proc/sys/kernel/sched_region_scan_ms 2>/dev/null; echo "scan_write1001_rc=$?"
+    echo 10 > /proc/sys/kernel/sched_region_period_ms; echo "period_write10_rc=$?"
+    echo 10 > /proc/sys/kernel/sched_region_scan_ms; echo "scan_write10_rc=$?"
     echo "unparsed=$(dmesg | grep -c 'Unable to parse sched_region')"
     echo 4 > /proc/sys/kernel/sched_region_policy 2>/dev/null; echo "policy_write4_rc=$?"
     echo 2 > /proc/sys/kernel/sched_regions 2>/dev/null; echo "regions_write2_rc=$?"
@@ -392,6 +404,9 @@ def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     assert (v["boot_regions"], v["boot_region_policy"]) == ("1", "3"), console[-3000:]
     assert v["unparsed"] == "0"
     assert v["policy_write4_rc"] != "0" and v["regions_write2_rc"] != "0"
+    # The scan interval and the period go down to 10 ms, the scan no further nor above 1 s.
+    assert v["scan_write9_rc"] != "0" and v["scan_write1001_rc"] != "0", v
+    assert v["period_write10_rc"] == "0" and v["scan_write10_rc"] == "0", v
     assert (v["get_before"], v["join"], v["get_joined"]) == ("0", "0", "1"), v
     assert (v["bad_cmd"], v["bad_arg"]) == ("-22", "-22"), v
     assert (v["leave"], v["get_left"]) == ("0", "0"), v
@@ -402,8 +417,21 @@ def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     assert (v["boot_regions"], v["boot_region_policy"]) == ("0", "1"), console[-3000:]
     assert v["unparsed"] == "2"
     assert (v["boot_region_merge_us"], v["boot_region_period_ms"], v["boot_region_phase_ms"],
-            v["boot_region_teardown_ms"], v["boot_region_revert_rate"],
-            v["boot_region_favour"]) == ("100", "1000", "10", "10000", "0", "0"), v
+            v["boot_region_scan_ms"], v["boot_region_teardown_ms"], v["boot_region_revert_rate"],
+            v["boot_region_favour"]) == ("100", "1000", "10", "100", "10000", "0", "0"), v
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_the_scan_interval_sets_how_often_access_bits_are_sampled(kernel, initramfs):
+    """kernel.sched_region_scan_ms: one memlat for 4 s with scans every 20 ms, then another
+    for 4 s with the default 100 ms; the first is scanned about five times as often (fewer
+    when the guest's ticks come late, for both alike)."""
+    v, files, console = boot(kernel, initramfs, "scan", ["policy=1"])
+    fast, _ = regions(files["fast_p0/sched_regions"])
+    slow, _ = regions(files["slow_p0/sched_regions"])
+    assert fast["joined"] == 1 and slow["joined"] == 1, console[-3000:]
+    assert slow["scans"] >= 5 and fast["scans"] >= 3 * slow["scans"], (fast, slow)
+    assert fast["scans"] <= 4 / 0.020 + 2 and slow["scans"] <= 4 / 0.100 + 2, (fast, slow)
 
 
 @pytest.mark.timeout(1800)

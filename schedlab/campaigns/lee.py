@@ -13,14 +13,16 @@ caches only when a phase ends, so every run's region of interest (ROI) begins af
 warm-up in which its processes' first phase has run (:data:`TIMINGS`, per backend and
 scale; each run sets them with its sysctls, :func:`regioning_sysctl`). How the kernel
 schedules a phase (``task_region_work()`` in kernel/sched/regions.c): the work of a
-participating process runs at most every 100 ms (the access-bit scan, ``REGION_SCAN_MS``),
-so a phase starts at the first scan at least ``kernel.sched_region_period_ms`` (P) after
-the process joined (the launcher joins it before it executes), and ends at the first scan
-at least ``kernel.sched_region_phase_ms`` (F) after it began, where the regions it formed
-are mapped; the next phase starts at the first scan after the next period. With F below
-the scan interval a phase therefore lasts one scan (100 ms), regions are mapped about
-P + 100 ms after the start, and the next phase begins about max(2P, P + 200 ms) after the
-start: the ROI must lie in that window to measure mapped regions without a phase.
+participating process runs at most every ``kernel.sched_region_scan_ms`` (S, the
+access-bit scan; 100 ms by default), so a phase starts at the first scan at least
+``kernel.sched_region_period_ms`` (P) after the process joined (the launcher joins it before
+it executes), and ends at the first scan at least ``kernel.sched_region_phase_ms`` (F) after
+it began, where the regions it formed are mapped; the next phase starts at the first scan
+after the next period. With F below S a phase therefore lasts one scan, regions are mapped
+about P + S after the start, and the next phase begins about max(2P, P + 2S) after it: the
+ROI must lie in that window to measure mapped regions without a phase, and, no longer than
+S, between two scans (each scan walks the process's pages and flushes its TLB, a cost the
+vanilla runs, whose programs do not join, never pay).
 
 What q (``kernel.sched_region_merge_us``) must satisfy: during a phase every private page
 faults once, at its first touch; a page touched less than q after the previously touched
@@ -57,10 +59,15 @@ SPEC = ("libquantum", "povray", "namd", "sphinx", "omnetpp", "h264ref")
 class Regioning:
     """The regioning timings of a run and the warm-up before its ROI (see the module)."""
 
-    period_ms: int          # kernel.sched_region_period_ms (P, at least 100)
+    scan_ms: int            # kernel.sched_region_scan_ms (S, 10 to 1000)
+    period_ms: int          # kernel.sched_region_period_ms (P, at least 10)
     phase_ms: int           # kernel.sched_region_phase_ms (F)
     merge_us: int           # kernel.sched_region_merge_us (q)
     warmup_s: float         # the job runs this long before its ROI
+
+    @property
+    def scan_s(self) -> float:
+        return self.scan_ms / 1000
 
     @property
     def mapped_s(self) -> float:
@@ -68,52 +75,75 @@ class Regioning:
         started: the first scan at least P after it joined, plus the scans until one at
         least F after that (one more when the scan that started the phase ran a tick late,
         as it does when its page walk takes longer than a tick)."""
-        return self.period_ms / 1000 + (self.phase_ms // 100 + 1) * SCAN_S
+        return self.period_ms / 1000 + (self.phase_ms // self.scan_ms + 1) * self.scan_s
 
     @property
     def next_phase_s(self) -> float:
         """About when the second phase starts: the first scan after the next period, and
         never before the scan that follows the one that ended the first phase."""
-        return max(2 * self.period_ms / 1000, self.mapped_s + SCAN_S)
+        return max(2 * self.period_ms / 1000, self.mapped_s + self.scan_s)
 
     def sysctl(self) -> tuple[tuple[str, str], ...]:
-        return (("kernel.sched_region_merge_us", str(self.merge_us)),
+        return (("kernel.sched_region_scan_ms", str(self.scan_ms)),
+                ("kernel.sched_region_merge_us", str(self.merge_us)),
                 ("kernel.sched_region_period_ms", str(self.period_ms)),
                 ("kernel.sched_region_phase_ms", str(self.phase_ms)))
 
 
-SCAN_S = 0.1                # REGION_SCAN_MS of the guest's kernel/sched/regions.c
-# gem5, smoke: the shortest period (100 ms) keeps the Atomic warm-up short (each 0.1 s of
-# warm-up is about 0.3 G instructions of one busy core). Regions are mapped about 0.2 s
-# after the start and the second phase begins about 0.3 s after it: the 20 ms ROI starts at
-# 0.24 s, 40 ms after the mapping and 40 ms before that phase, margins for the scan's tick
-# and memlat's set-up (a few ms of Atomic time for two 4 MiB arrays). q is the kernel's
-# default 100 us: on the Atomic cores a hinting fault costs some 10 K instructions (a few
-# us at 2.7-3 GHz) and a late-lap step one access per page (1,024 pages of a 4 MiB array at
-# a few to 30 ns each: up to 30 us), both below q; the rest of a 2^16-access visit after
-# its lap (more than 55,000 accesses, at least about 170 us) is above it.
+# gem5, smoke: scans and phases every 50 ms keep the Atomic warm-up short (each 0.1 s of
+# warm-up is about 0.3 G instructions of one busy core; with the kernel's 100 ms scan, the
+# shortest possible then, the warm-up was 0.24 s). Regions are mapped about 0.1 s after the
+# start and the second phase begins about 0.15 s after it: the 20 ms ROI starts at 0.12 s,
+# 20 ms after the mapping scan and 10 ms before the next scan, which starts that phase;
+# margins for the scans' ticks (each scan is at least S after the one before, so they drift
+# by up to a tick each) and for memlat's set-up before the first phase (a few ms of Atomic
+# time for two 4 MiB arrays), and a phase of one 50 ms scan lets a first lap of every
+# array finish in it (about 10 ms for a 12 MiB array at one hinting fault a page). q is the
+# kernel's default 100 us: on the Atomic cores a hinting fault costs some 10 K instructions
+# (a few us at 2.7-3 GHz) and a late-lap step one access per page (1,024 pages of a 4 MiB
+# array at a few to 30 ns each: up to 30 us), both below q; the rest of a 2^16-access visit
+# after its lap (more than 55,000 accesses, at least about 170 us) is above it.
 # gem5, paper: the kernel's default period (1 s); the 1 s ROI starts at 1.2 s, after the
-# first mapping (1.1 s), and holds the second phase (about 2 s), as any second of a
-# regioned program's steady state does (a phase of one scan every second: 10 % of the time).
+# first mapping (1.1 s), and holds the second phase (about 2 s) and ten scans, as any second
+# of a regioned program's steady state does (a phase of one scan every second: 10 % of the
+# time).
 # QEMU: TCG takes tens of microseconds to milliseconds per hinting fault on a loaded host
 # and memlat's set-up of two 1 MiB arrays took 0.25 s there (2026-11-23, a host shared with
 # two gem5 simulations), so its timings are tests/test_regions_qemu.py's (q = 1 ms, phases
 # of 300 ms every second, which let a first lap finish inside one phase) and the warm-up
 # waits for the first mapping (about 1.4 s) with the ROI before the second phase (2 s).
 TIMINGS = {
-    ("gem5", "smoke"): Regioning(period_ms=100, phase_ms=10, merge_us=100, warmup_s=0.24),
-    ("gem5", "paper"): Regioning(period_ms=1000, phase_ms=10, merge_us=100, warmup_s=1.2),
-    ("qemu", "smoke"): Regioning(period_ms=1000, phase_ms=300, merge_us=1000, warmup_s=1.6),
-    ("qemu", "paper"): Regioning(period_ms=1000, phase_ms=300, merge_us=1000, warmup_s=1.6),
+    ("gem5", "smoke"): Regioning(scan_ms=50, period_ms=50, phase_ms=10, merge_us=100,
+                                 warmup_s=0.12),
+    ("gem5", "paper"): Regioning(scan_ms=100, period_ms=1000, phase_ms=10, merge_us=100,
+                                 warmup_s=1.2),
+    ("qemu", "smoke"): Regioning(scan_ms=100, period_ms=1000, phase_ms=300, merge_us=1000,
+                                 warmup_s=1.6),
+    ("qemu", "paper"): Regioning(scan_ms=100, period_ms=1000, phase_ms=300, merge_us=1000,
+                                 warmup_s=1.6),
 }
 
 
-def regioning(backend: str, scale: str) -> Regioning:
+# Figs. 24 and 25 on gem5 at smoke scale: their ROIs are longer (some 50 ms, see GEM5_MAIN),
+# and a phase-free window between scans is S long when P = S, so scans and phases every
+# 80 ms: regions mapped about 0.16 s after the start, the next scan and phase about 0.24 s
+# after it, the ROI from 0.17 s.
+CONSOLIDATED_TIMINGS = {
+    ("gem5", "smoke"): Regioning(scan_ms=80, period_ms=80, phase_ms=10, merge_us=100,
+                                 warmup_s=0.17),
+}
+
+
+def regioning(backend: str, scale: str, consolidated: bool = False) -> Regioning:
+    """The timings of a run; ``consolidated``: Figs. 24 and 25's, whose ROIs are longer."""
+    if consolidated and (backend, scale) in CONSOLIDATED_TIMINGS:
+        return CONSOLIDATED_TIMINGS[(backend, scale)]
     return TIMINGS[(backend, scale)]
 
 
-def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
-    return regioning(backend, scale).sysctl()
+def regioning_sysctl(backend: str, scale: str,
+                     consolidated: bool = False) -> tuple[tuple[str, str], ...]:
+    return regioning(backend, scale, consolidated).sysctl()
 
 
 # Figs. 24 and 25 on gem5: the main program gets the backend's warm-up on the Atomic cores
@@ -125,12 +155,13 @@ def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
 # KiB frames and 2,500 requests/s used 0.41 ms of CPU a request (its user time over 700
 # requests): every request missed its 0.4 ms deadline and the ROI's responses (16 to 26 ms)
 # measured the backlog, not the service. At 1,250 requests/s the worker is about half busy,
-# as at the paper's light load, and 362 requests last 0.29 s: some 60 arrive in the 50 ms
-# after the 0.24 s warm-up. The ray tracer's warm-up on 2 threads is about 1.4 G
-# instructions (one per cycle on 3 GHz Atomic cores); a first gem5 run (Clovertown X5365,
-# vanilla, 2026-11-26) at 600 x 456 pixels rendered 100 rows in its 60 ms bound, about 5.2 M
-# instructions a row at an IPC of 1.36, and did not finish: 600 x 328 pixels (about 1.7 G
-# instructions) leave some 30 ms for the ROI. At paper scale (1.2 s warm-up) the media
+# as at the paper's light load, and 287 requests last 0.23 s: some 75 arrive in the 60 ms
+# after the 0.17 s warm-up (CONSOLIDATED_TIMINGS), the last 10 ms before the next scan. The
+# ray tracer's warm-up on 2 threads is about 1.0 G instructions (one per cycle on 3 GHz
+# Atomic cores); a first gem5 run (Clovertown X5365, vanilla, 2026-11-26, then with a 0.24 s
+# warm-up) at 600 x 456 pixels rendered 100 rows in its 60 ms bound, about 5.2 M
+# instructions a row at an IPC of 1.36, and did not finish: 600 x 256 pixels (about 1.3 G
+# instructions) leave some 40 ms for the ROI. At paper scale (1.2 s warm-up) the media
 # server keeps the paper's 300 requests at 30/s (8.8 s of ROI) and the ray tracer renders
 # 1600 x 1200 pixels on 4 threads (about 50 G instructions, some 2 s of ROI).
 # A duration bounds each ROI (the launcher stops the program there; both report what they
@@ -138,10 +169,10 @@ def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
 # most that, and the campaign's cost estimate has a bound to count.
 # (main program, scale): (arguments added to its size of the scale, the ROI's bound in s)
 GEM5_MAIN = {
-    ("mediaserver", "smoke"): (("--frame-kb", "2", "--rate", "1250", "--requests", "362"),
+    ("mediaserver", "smoke"): (("--frame-kb", "2", "--rate", "1250", "--requests", "287"),
                                0.08),
     ("mediaserver", "paper"): ((), 10.0),
-    ("raytrace", "smoke"): (("--width", "600", "--height", "328"), 0.06),
+    ("raytrace", "smoke"): (("--width", "600", "--height", "256"), 0.06),
     ("raytrace", "paper"): (("--width", "1600", "--height", "1200"), 4.0),
 }
 
@@ -222,7 +253,7 @@ def _main_program(main: str, scale: str, backend: str, smoke_args: tuple[str, ..
     if backend == "gem5":
         args, bound_s = GEM5_MAIN[(main, scale)]
         return WorkloadRequest(main, size=scale, args=args, duration=bound_s,
-                               warmup=regioning(backend, scale).warmup_s,
+                               warmup=regioning(backend, scale, consolidated=True).warmup_s,
                                start_delay_ms=delay_ms)
     return WorkloadRequest(main, size=scale, start_delay_ms=delay_ms,
                            args=smoke_args if scale == "smoke" else ())
@@ -244,7 +275,7 @@ def _consolidated(main: str, other: str, smoke_args: tuple[str, ...] = (),
                     out.append(RunRequest(
                         machine=machine, backend=backend,
                         policy="vanilla" if policy == "alone" else policy,
-                        sysctl=regioning_sysctl(backend, scale),
+                        sysctl=regioning_sysctl(backend, scale, consolidated=True),
                         attribute_tasks=attribute and backend == "gem5",
                         jobs=(_main_program(main, scale, backend, smoke_args, 0.2 * rep),),
                         background=background,
@@ -253,20 +284,22 @@ def _consolidated(main: str, other: str, smoke_args: tuple[str, ...] = (),
     return matrix
 
 
-def _reductions(extra: str = "") -> dict[str, str]:
-    g, q = TIMINGS[("gem5", "smoke")], TIMINGS[("qemu", "smoke")]
-    timing = (f"regioning every {g.period_ms} ms on gem5 (paper scale and the kernel: 1000 "
-              f"ms), {g.warmup_s:g} s warm-up so the first phase's regions are mapped "
-              f"before the ROI, which lies between two phases (no regioning cost inside "
-              f"it); QEMU: phases of {q.phase_ms} ms every {q.period_ms} ms, q = "
-              f"{q.merge_us} us, {q.warmup_s:g} s warm-up")
+def _reductions(extra: str, consolidated: bool) -> dict[str, str]:
+    g = regioning("gem5", "smoke", consolidated)
+    q = regioning("qemu", "smoke", consolidated)
+    timing = (f"regioning and access-bit scans every {g.period_ms} ms on gem5 (paper scale "
+              f"and the kernel: phases every 1000 ms, scans every 100 ms), {g.warmup_s:g} s "
+              f"warm-up so the first phase's regions are mapped before the ROI, which lies "
+              f"between two phases and two scans (no regioning cost inside it); QEMU: "
+              f"phases of {q.phase_ms} ms every {q.period_ms} ms, q = {q.merge_us} us, "
+              f"{q.warmup_s:g} s warm-up")
     return {"smoke": "; ".join(p for p in (extra, timing, "2 repetitions") if p)}
 
 
-def _experiment(name, title, matrix, metric, extra="") -> Experiment:
+def _experiment(name, title, matrix, metric, extra="", consolidated=False) -> Experiment:
     return Experiment(name=name, study="lee", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION,
-                      reductions=_reductions(extra))
+                      reductions=_reductions(extra, consolidated))
 
 
 EXPERIMENTS = (
@@ -283,16 +316,16 @@ EXPERIMENTS = (
                 "consolidated with the default scheduler, with region scheduling",
                 _consolidated("mediaserver", "omnetpp", ("--requests", "600")), "roi_p99_ms",
                 "the requests arriving in the ROI; gem5: 2 KiB frames at 1250 requests/s "
-                "after the warm-up, about 50 ms (paper: 64 KiB frames, 300 at 30/s); QEMU: "
+                "after the warm-up, about 60 ms (paper: 64 KiB frames, 300 at 30/s); QEMU: "
                 "600 requests at 200/s from the start (3 s, about twice QEMU's time to the "
-                "first mapping)"),
+                "first mapping)", consolidated=True),
     _experiment("lee-fig25", "Parallel ray tracer consolidated with omnetpp: elapsed and CPU "
                 "time, cache misses", _consolidated("raytrace", "omnetpp", attribute=True),
                 "roi_ms_per_row",
-                "the rows rendered in the ROI; gem5: 600 x 328 pixels, 2 threads, the ROI the "
-                "last 30 ms or so after the warm-up; QEMU: the smoke size (160 x 120, 2 "
+                "the rows rendered in the ROI; gem5: 600 x 256 pixels, 2 threads, the ROI the "
+                "last 40 ms or so after the warm-up; QEMU: the smoke size (160 x 120, 2 "
                 "samples, 2 threads) from the start, which may end before its regions are "
-                "mapped"),
+                "mapped", consolidated=True),
     _experiment("lee-overheads", "Cost of one micro-schedule (cycles) and the total overhead "
                 "at about 700 micro-schedules per second", _fig9, "micro_schedule_cycles",
                 "20 ms ROI, working sets up to 2 x 4 MiB, access times 2^12 and 2^16"),
