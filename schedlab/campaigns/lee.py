@@ -98,11 +98,16 @@ class Regioning:
 # margins for the scans' ticks (each scan is at least S after the one before, so they drift
 # by up to a tick each) and for memlat's set-up before the first phase (a few ms of Atomic
 # time for two 4 MiB arrays), and a phase of one 50 ms scan lets a first lap of every
-# array finish in it (about 10 ms for a 12 MiB array at one hinting fault a page). q is the
-# kernel's default 100 us: on the Atomic cores a hinting fault costs some 10 K instructions
-# (a few us at 2.7-3 GHz) and a late-lap step one access per page (1,024 pages of a 4 MiB
-# array at a few to 30 ns each: up to 30 us), both below q; the rest of a 2^16-access visit
-# after its lap (more than 55,000 accesses, at least about 170 us) is above it.
+# array finish in it (about 10 ms for a 12 MiB array at one hinting fault a page).
+# q = 20 us, not the kernel's 100: the first phase runs on the Atomic cores, where an access
+# takes about a nanosecond. In a gem5 run (Clovertown X5365, 2026-11-26, faults traced) the
+# 1,024 first touches of a 4 MiB array came 2 to 4 us apart, and the rest of the 2^16-access
+# visit after the lap took 59 us, after which the program's TLS page (a private page, read
+# at every visit's end) and then the other array faulted 2 us apart: at q = 100 us all of it
+# became one region, and unification had nothing to spread. 20 us keeps each array one
+# region (the TLS page joins one of them). Phases inside an O3 ROI (paper scale) see slower
+# accesses, and late-lap steps there can exceed q and split an array: the regions column
+# of the figure shows what formed.
 # gem5, paper: the kernel's default period (1 s); the 1 s ROI starts at 1.2 s, after the
 # first mapping (1.1 s), and holds the second phase (about 2 s) and ten scans, as any second
 # of a regioned program's steady state does (a phase of one scan every second: 10 % of the
@@ -113,9 +118,9 @@ class Regioning:
 # of 300 ms every second, which let a first lap finish inside one phase) and the warm-up
 # waits for the first mapping (about 1.4 s) with the ROI before the second phase (2 s).
 TIMINGS = {
-    ("gem5", "smoke"): Regioning(scan_ms=50, period_ms=50, phase_ms=10, merge_us=100,
+    ("gem5", "smoke"): Regioning(scan_ms=50, period_ms=50, phase_ms=10, merge_us=20,
                                  warmup_s=0.12),
-    ("gem5", "paper"): Regioning(scan_ms=100, period_ms=1000, phase_ms=10, merge_us=100,
+    ("gem5", "paper"): Regioning(scan_ms=100, period_ms=1000, phase_ms=10, merge_us=20,
                                  warmup_s=1.2),
     ("qemu", "smoke"): Regioning(scan_ms=100, period_ms=1000, phase_ms=300, merge_us=1000,
                                  warmup_s=1.6),
@@ -129,7 +134,7 @@ TIMINGS = {
 # 80 ms: regions mapped about 0.16 s after the start, the next scan and phase about 0.24 s
 # after it, the ROI from 0.17 s.
 CONSOLIDATED_TIMINGS = {
-    ("gem5", "smoke"): Regioning(scan_ms=80, period_ms=80, phase_ms=10, merge_us=100,
+    ("gem5", "smoke"): Regioning(scan_ms=80, period_ms=80, phase_ms=10, merge_us=20,
                                  warmup_s=0.17),
 }
 
@@ -288,7 +293,8 @@ def _reductions(extra: str, consolidated: bool) -> dict[str, str]:
     g = regioning("gem5", "smoke", consolidated)
     q = regioning("qemu", "smoke", consolidated)
     timing = (f"regioning and access-bit scans every {g.period_ms} ms on gem5 (paper scale "
-              f"and the kernel: phases every 1000 ms, scans every 100 ms), {g.warmup_s:g} s "
+              f"and the kernel: phases every 1000 ms, scans every 100 ms), q = {g.merge_us} "
+              f"us, {g.warmup_s:g} s "
               f"warm-up so the first phase's regions are mapped before the ROI, which lies "
               f"between two phases and two scans (no regioning cost inside it); QEMU: "
               f"phases of {q.phase_ms} ms every {q.period_ms} ms, q = {q.merge_us} us, "
