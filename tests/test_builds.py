@@ -111,3 +111,18 @@ def test_image_is_cached_by_content(guest_image, monkeypatch):
         raise AssertionError("an unchanged image must not be rebuilt")
     monkeypatch.setattr(image, "_stage_rootfs", no_build)
     assert image.build_image(progress=lambda s: None) == guest_image
+
+
+def test_m5_checks_its_whole_command_line_before_any_op(guest_image, tmp_path):
+    """The image's m5 (outside gem5 an op would be an illegal instruction): several ops in
+    one process, and a bad one anywhere refuses the whole line before the first op runs."""
+    subprocess.run(["debugfs", "-R", f"dump /opt/schedlab/bin/m5 {tmp_path}/m5",
+                    str(guest_image.ext4)], capture_output=True, check=True)
+    (tmp_path / "m5").chmod(0o755)
+    for argv in ([], ["--addr"], ["writefile", "a"], ["workend", "bogus"],
+                 ["writefile", "a", "b", "exit", "writefile", "c"]):
+        r = subprocess.run([tmp_path / "m5", *argv], capture_output=True, text=True)
+        assert r.returncode == 2 and "usage: m5" in r.stderr, (argv, r)
+    r = subprocess.run([tmp_path / "m5", "writefile", "a", "b", "bogus", "exit"],
+                       capture_output=True, text=True)
+    assert "unknown op or missing arguments at 'bogus'" in r.stderr
