@@ -146,9 +146,8 @@ def regioning(backend: str, scale: str, consolidated: bool = False) -> Regioning
     return TIMINGS[(backend, scale)]
 
 
-def regioning_sysctl(backend: str, scale: str,
-                     consolidated: bool = False) -> tuple[tuple[str, str], ...]:
-    return regioning(backend, scale, consolidated).sysctl()
+def regioning_sysctl(backend: str, scale: str) -> tuple[tuple[str, str], ...]:
+    return regioning(backend, scale).sysctl()
 
 
 # Figs. 24 and 25 on gem5: the main program gets the backend's warm-up on the Atomic cores
@@ -280,7 +279,7 @@ def _consolidated(main: str, other: str, smoke_args: tuple[str, ...] = (),
                     out.append(RunRequest(
                         machine=machine, backend=backend,
                         policy="vanilla" if policy == "alone" else policy,
-                        sysctl=regioning_sysctl(backend, scale, consolidated=True),
+                        sysctl=regioning(backend, scale, consolidated=True).sysctl(),
                         attribute_tasks=attribute and backend == "gem5",
                         jobs=(_main_program(main, scale, backend, smoke_args, 0.2 * rep),),
                         background=background,
