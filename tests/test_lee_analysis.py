@@ -81,6 +81,34 @@ def test_micro_schedules_and_roi_recomputed_from_the_trace_lines(tables, run):
     assert row["cpu_s"] == pytest.approx((job["user_us"] + job["sys_us"]) / 1e6)
 
 
+GEM5_RUNS = sorted(p for p in (DATA.parent / "lee-gem5").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("run", GEM5_RUNS, ids=lambda p: p.name)
+def test_the_roi_is_the_launchers_marks_and_stop(run):
+    """gem5 runs (tests/data/lee-gem5): the ROI begins at the launcher's mark and ends
+    ``duration`` later, before the region changes of the job's exit on that stop."""
+    res, request, events = _raw(run)
+    (job,) = res["jobs"]
+    pid = str(job["pid"])
+    text = (run / "artifacts" / "trace.txt").read_text()
+    marks = {line.split("schedlab-roi-")[1].split()[0]: float(line.split(": ")[0].split()[-1])
+             for line in text.splitlines() if "schedlab-roi-" in line}
+    exec_ts = min(ts for ts, name, f in events
+                  if name == "sched_process_exec" and f["pid"] == pid)
+    duration = request["jobs"][0]["duration"]
+    start, end = marks["begin"], marks["begin"] + duration
+    row = lee.collect([run])[""].iloc[0]
+    assert row["roi_start_s"] == pytest.approx(start - exec_ts)
+    assert row["roi_end_s"] == pytest.approx(end - exec_ts)
+    micro = [ts for ts, name, f in events if name == "sched_region_micro_schedule"]
+    assert row["micro_in_roi"] == sum(start <= ts <= end for ts in micro)
+    changes = [ts for ts, name, f in events if name == "sched_region_change"]
+    assert row["changes_in_roi"] == sum(start < ts < end for ts in changes) == 0
+    # The exit's unmapping came after the stop and before the end mark (README there).
+    assert sum(end < ts < marks["end"] for ts in changes) == 2
+
+
 def test_regions_at_the_roi_follow_the_policy(tables):
     frame = tables[""]
     # Confinement: every mapped region of memlat in one cache; unification: its regions

@@ -3,9 +3,13 @@
 Every region policy traces ``sched_region_change`` (a region formed from seeds: regular;
 mapped to a cache: local, with the cache; unmapped: regular; merged away or torn down:
 seed), ``sched_region_micro_schedule`` (a thread moved to the cache of the region it
-touched) and ``sched_process_exec`` (a program's start, which puts each job's region of
-interest on the trace's clock: the launcher starts the ROI ``warmup`` seconds after it
-forked the job, and the job executes at once). Compact tables:
+touched) and ``sched_process_exec`` (a program's start). A job's region of interest
+begins at its launcher's mark in the trace (``schedlab-roi-begin``, written as the launcher
+resets gem5's statistics) and lasts the job's ``duration`` (the launcher's stop timer, armed
+after the mark). A trace without the marks (the QEMU runs of tests/data/lee) places it
+``warmup`` after the exec instead: a few tenths of a millisecond late on gem5 (the warm-up
+counts from the fork, before the exec), which put the job's exit on the stop inside it.
+Compact tables:
 
 - ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates, the
   program's own ``key=value`` output such as memlat's ``roi_accesses_per_sec`` (over the
@@ -47,6 +51,7 @@ import pandas as pd
 from schedlab.analysis.brecht import trace_lost
 from schedlab.analysis.figures import (WHISKERS, FigureContext, condition_stats, finish,
                                        metric_label, paired_bars)
+from schedlab.analysis.slices import roi_marks
 from schedlab.analysis.tables import rows
 
 _LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):"
@@ -121,8 +126,9 @@ def change_counts(changes: pd.DataFrame) -> dict[str, int]:
 
 
 def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | None,
-              wall_s: float) -> dict:
-    """The trace's numbers of one job (see the module's docstring)."""
+              wall_s: float, begin: float | None = None) -> dict:
+    """The trace's numbers of one job (see the module's docstring); ``begin``: the ROI's
+    mark, None in a trace without marks."""
     mine = trace[trace["tgid"] == pid]
     execs = mine[mine["event"] == "exec"]
     changes = mine[mine["event"] == "change"]
@@ -131,8 +137,8 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     if execs.empty:
         return out
     t0 = float(execs["ts"].min())
-    start = t0 + warmup
-    end = t0 + warmup + duration if duration else t0 + wall_s
+    start = begin if begin is not None else t0 + warmup
+    end = start + duration if duration else t0 + wall_s
     local = changes[changes["type"] == "local"]
     at_roi = {r: s for r, s in region_states(changes, start).items() if s["type"] == "local"}
     in_roi = micro[(micro["ts"] >= start) & (micro["ts"] <= end)]
@@ -163,6 +169,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         trace_path = d / "artifacts" / "trace.txt"
         text = trace_path.read_text(errors="replace") if trace_path.is_file() else ""
         trace = parse_region_trace(text)
+        marks = roi_marks(text)
         job_pids = set()
         t0 = None
         for row, job in zip(rows(d), res["jobs"]):
@@ -175,7 +182,8 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             if text:
                 row["trace_lost_events"] = trace_lost(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
-                                     req.get("duration"), row["wall_s"]))
+                                     req.get("duration"), row["wall_s"],
+                                     marks.get((job["job"], job["rep"]), {}).get("begin")))
                 job_pids.add(job["pid"])
                 execs = trace[(trace["tgid"] == job["pid"]) & (trace["event"] == "exec")]
                 if t0 is None and len(execs):

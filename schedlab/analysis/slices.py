@@ -175,13 +175,21 @@ _ROI_MARK = re.compile(r"\s(?P<time>\d+\.\d+): tracing_mark_write: "
                        r"schedlab-roi-(?P<edge>begin|end) job=(?P<job>\S+) rep=(?P<rep>\d+)")
 
 
+def roi_marks(text: str) -> dict[tuple[str, int], dict[str, float]]:
+    """The launcher's marks of each job's region of interest in a trace's text (``launch
+    --mark-roi``): (job, rep) -> {"begin": trace seconds, "end": trace seconds}."""
+    marks: dict[tuple[str, int], dict[str, float]] = {}
+    for m in _ROI_MARK.finditer(text):
+        marks.setdefault((m["job"], int(m["rep"])), {})[m["edge"]] = float(m["time"])
+    return marks
+
+
 def roi_window(run_dir: Path, job: str, rep: int) -> tuple[float, float] | None:
     """When (trace seconds) the region of interest of repetition ``rep`` of ``job`` began
-    and ended, as its launcher marked them in the trace (``launch --mark-roi``); None for a
-    trace without the marks (runs made before the launcher wrote them)."""
+    and ended, as its launcher marked them in the trace; None for a trace without the marks
+    (runs made before the launcher wrote them)."""
     text = (run_dir / "artifacts" / "trace.txt").read_text(errors="replace")
-    edges = {m["edge"]: float(m["time"]) for m in _ROI_MARK.finditer(text)
-             if m["job"] == job and int(m["rep"]) == rep}
+    edges = roi_marks(text).get((job, rep), {})
     if "begin" not in edges or "end" not in edges:
         return None
     return edges["begin"], edges["end"]
