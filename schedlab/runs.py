@@ -355,13 +355,13 @@ def check_sampling(request: RunRequest, machine: MachineSpec):
     count, or the duration at IPC 1), too few for a confidence interval. A region that
     turns out shorter than estimated marks the run not ok instead (_sampled_rows)."""
     from schedlab.backends.gem5.sampling import MIN_WINDOWS
-    from schedlab.campaigns.cost import region_instructions
+    from schedlab.campaigns.cost import busy_cpus, region_instructions
     sampling = sampling_plan(request)
     if sampling is None:
         return None
-    busy = min(machine.cores, 1 + len(request.background))
     for job in request.jobs:
-        insts = region_instructions(job, machine.clock_hz, busy)
+        insts = region_instructions(job, machine.clock_hz,
+                                    busy_cpus(request, job, machine.cores))
         if insts < MIN_WINDOWS * sampling.period:
             raise UserError(
                 f"--sampling {sampling.text()}: {job.workload} ({job.size}) has about "

@@ -135,6 +135,16 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
     clock = load_machine("clovertown-e5320-mup").clock_hz
     assert run_host_seconds(warmed) - run_host_seconds(unwarmed) == pytest.approx(
         2 * 0.1 * clock * 2 / ATOMIC_IPS)
+    # A parallel program keeps its threads busy: the ray tracer's smoke size runs two, its
+    # own --threads overrides that, and a user's program counts only its own arguments.
+    from schedlab.campaigns.cost import busy_cpus
+    tracer = RunRequest(machine="clovertown-x5365", backend="gem5",
+                        jobs=(WorkloadRequest("raytrace", duration=0.06),),
+                        background=(WorkloadRequest("omnetpp"),))
+    assert busy_cpus(tracer, tracer.jobs[0], cores=4) == 3
+    assert busy_cpus(tracer, WorkloadRequest("raytrace", args=("--threads", "8")), 4) == 4
+    assert busy_cpus(tracer, WorkloadRequest("/tmp/mine.c", args=("--threads", "3")), 8) == 4
+    assert busy_cpus(tracer, WorkloadRequest("/tmp/mine.c"), 8) == 2
     unmeasured = RunRequest(machine="westmere-x5660", backend="gem5", cpu="timing",
                             jobs=(WorkloadRequest("memlat"),))
     assert run_host_seconds(unmeasured) != run_host_seconds(unmeasured)   # NaN: unknown

@@ -19,6 +19,7 @@ import json
 import math
 from functools import cache
 
+from schedlab.errors import UserError
 from schedlab.guest.characterise import load_characterisation
 from schedlab.guest.workloads import get
 from schedlab.machine import load_machine
@@ -100,24 +101,35 @@ def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int,
     return UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
 
 
-def _busy_cpus(request: RunRequest, cores: int) -> int:
-    """CPUs a run keeps busy: its job and each background program, as far as there are
-    cores."""
-    return min(cores, 1 + len(request.background))
+def threads(program: WorkloadRequest) -> int:
+    """The threads of one program: the last ``--threads`` of its size's arguments and its
+    own (the registry's parallel programs take it), else one."""
+    try:
+        args = [*get(program.workload).args(program.size), *program.args]
+    except UserError:         # the user's own binary: its arguments only
+        args = list(program.args)
+    given = [n for flag, n in zip(args, args[1:]) if flag == "--threads"]
+    return int(given[-1]) if given and given[-1].isdigit() else 1
+
+
+def busy_cpus(request: RunRequest, job: WorkloadRequest, cores: int) -> int:
+    """CPUs a run keeps busy while ``job`` runs (its jobs run one after another): the job's
+    threads and each background program's, as far as there are cores."""
+    return min(cores, threads(job) + sum(threads(b) for b in request.background))
 
 
 def _instructions(request: RunRequest, clock_hz: int, cores: int,
                   regions: dict[str, float]) -> float:
-    busy = _busy_cpus(request, cores)
-    return sum(job.reps * region_instructions(job, clock_hz, busy, regions)
+    return sum(job.reps * region_instructions(job, clock_hz, busy_cpus(request, job, cores),
+                                              regions)
                for job in request.jobs)
 
 
 def _warmup_host_seconds(request: RunRequest, clock_hz: int, cores: int) -> float:
     """The jobs' warm-ups on the Atomic cores: their seconds times the clock times the busy
     CPUs at one instruction per cycle (what an Atomic core retires), at ATOMIC_IPS."""
-    busy = _busy_cpus(request, cores)
-    return sum(job.reps * job.warmup * clock_hz * busy for job in request.jobs) / ATOMIC_IPS
+    return sum(job.reps * job.warmup * clock_hz * busy_cpus(request, job, cores)
+               for job in request.jobs) / ATOMIC_IPS
 
 
 def run_host_seconds(request: RunRequest) -> float:
