@@ -71,10 +71,10 @@ class Regioning:
 
     @property
     def mapped_s(self) -> float:
-        """At the latest, about when the first phase's regions are mapped after the process
-        started: the first scan at least P after it joined, plus the scans until one at
-        least F after that (one more when the scan that started the phase ran a tick late,
-        as it does when its page walk takes longer than a tick)."""
+        """About when the first phase's regions are mapped after the process started: the
+        first scan at least P after it joined, plus the scans until one more than F after
+        that. Scans that run a tick late (a page walk longer than a tick) drift past it: the
+        warm-up chosen above it carries that margin, not this formula."""
         return self.period_ms / 1000 + (self.phase_ms // self.scan_ms + 1) * self.scan_s
 
     @property
