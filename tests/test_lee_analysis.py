@@ -109,6 +109,26 @@ def test_the_roi_is_the_launchers_marks_and_stop(run):
     assert sum(end < ts < marks["end"] for ts in changes) == 2
 
 
+def test_micro_schedule_cost_from_a_unify_and_confine_pair():
+    """lee-overheads on gem5: the time unification lost against confinement (both 1 MiB
+    regions fit one 4 MiB L2), per micro-schedule, by hand from results.json."""
+    runs = {json.loads((r / "results.json").read_text())["label"]["policy"]:
+            json.loads((r / "results.json").read_text())["jobs"][0] for r in GEM5_RUNS}
+    unify, confine = runs["region-unify"], runs["region-confine"]
+    frame = lee.collect(GEM5_RUNS)[""]
+    (cost,) = lee.micro_schedule_cost(frame).itertuples()
+    micro = frame.set_index("policy").loc["region-unify", "micro_in_roi"]
+    lost = unify["metrics"]["roi_seconds"] * (
+        1 - unify["metrics"]["roi_accesses_per_sec"] / confine["metrics"]["roi_accesses_per_sec"])
+    assert micro == 31 and cost.cycles_per_micro == pytest.approx(lost * 3e9 / micro)
+    assert cost.overhead_at_700 == pytest.approx(700 * lost / micro)
+    scale = unify["metrics"]["roi_accesses"] / confine["metrics"]["roi_accesses"]
+    assert cost.insts_per_micro == pytest.approx(
+        (unify["gem5"]["insts"] - scale * confine["gem5"]["insts"]) / micro)
+    summary = lee.summary(get("lee-overheads"), {"": frame})
+    assert summary["cycles_per_micro"].tolist() == pytest.approx([cost.cycles_per_micro])
+
+
 def test_regions_at_the_roi_follow_the_policy(tables):
     frame = tables[""]
     # Confinement: every mapped region of memlat in one cache; unification: its regions

@@ -218,6 +218,59 @@ def normalised(frame: pd.DataFrame, base: str = "region-confine",
     return out
 
 
+PAPER_MICRO_RATE = 700     # micro-schedules per second, the rate the paper's overhead quotes
+
+
+def micro_schedule_cost(frame: pd.DataFrame) -> pd.DataFrame:
+    """The overheads from Fig. 9's runs (gem5): each unification run that micro-scheduled,
+    against its condition's confinement runs, where both regions fit in one last-level
+    cache together (so spreading them gains no capacity and the difference is the cost):
+
+    - ``lost_ms``: the unify run's ROI (memlat's own clock) x (1 - its accesses/s over
+      confinement's mean);
+    - ``cycles_per_micro``: lost time x the core clock / micro-schedules in the ROI: all a
+      micro-schedule brings (the hinting fault, the migration, the protection changes of the
+      regions left and arrived at, the L1 refill on the new core);
+    - ``insts_per_micro``: the unify run's ROI instructions (every core, gem5) minus
+      confinement's scaled to the unify run's accesses, per micro-schedule;
+    - ``overhead_at_700``, ``overhead_measured``: the share of a CPU's time those cycles
+      take at the paper's 700 micro-schedules a second and at the run's own rate (above 1:
+      that rate cannot be sustained)."""
+    from schedlab.machine import load_machine
+    cols = ["machine", "region_size", "access_time", "rep", "micro_in_roi", "micro_per_s",
+            "lost_ms", "cycles_per_micro", "insts_per_micro", "overhead_at_700",
+            "overhead_measured"]
+    if "micro_in_roi" not in frame or "gem5_insts" not in frame:
+        return pd.DataFrame(columns=cols)
+    out = []
+    norm = normalised(frame)
+    keys = ["machine", "region_size", "access_time"]
+    confine = frame[frame["policy"] == "region-confine"].groupby(keys)
+    for row in norm[(norm["policy"] == "region-unify") & (norm["micro_in_roi"] > 0)].itertuples():
+        machine = load_machine(row.machine)
+        if 2 * _bytes(row.region_size) >= machine.llc.size:
+            continue
+        base = confine.get_group((row.machine, row.region_size, row.access_time))
+        lost_s = row.roi_seconds * (1 - row.normalised)
+        cycles = lost_s * machine.clock_hz / row.micro_in_roi
+        scale = row.roi_accesses / base["roi_accesses"].mean()
+        out.append({"machine": row.machine, "region_size": row.region_size,
+                    "access_time": row.access_time, "rep": row.rep,
+                    "micro_in_roi": row.micro_in_roi, "micro_per_s": row.micro_per_s,
+                    "lost_ms": 1e3 * lost_s, "cycles_per_micro": cycles,
+                    "insts_per_micro": (row.gem5_insts - scale * base["gem5_insts"].mean())
+                    / row.micro_in_roi,
+                    "overhead_at_700": PAPER_MICRO_RATE * cycles / machine.clock_hz,
+                    "overhead_measured": row.micro_per_s * cycles / machine.clock_hz})
+    return pd.DataFrame(out, columns=cols)
+
+
+def _bytes(size: str) -> int:
+    """'1MiB' -> 1048576 (Fig. 9's region sizes)."""
+    units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+    return int(float(size[:-3]) * units[size[-3:]])
+
+
 def cache_timeline(events: pd.DataFrame, run_id: str) -> pd.DataFrame:
     """Regions and pages mapped to each cache after every region change of one run: time_s,
     llc, regions, pages (all the run's processes)."""
@@ -299,7 +352,10 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
 def _overheads(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
     norm = normalised(frame)
     unify = norm[norm["policy"] == "region-unify"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    cost = micro_schedule_cost(frame) if ctx.backend == "gem5" else pd.DataFrame()
+    fig, axes = plt.subplots(1, 2 if len(cost) else 1, figsize=(12 if len(cost) else 7, 4.5),
+                             squeeze=False)
+    ax = axes[0, 0]
     for k, machine in enumerate(_per_machine(unify)):
         sel = unify[unify["machine"] == machine]
         ax.scatter(sel["micro_per_s"], sel["normalised"], s=18, label=machine,
@@ -309,10 +365,34 @@ def _overheads(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path
     ax.set_ylabel("memlat accesses/s over confinement's mean", fontsize=8)
     if len(unify):
         ax.legend(fontsize=7)
-    return [finish(fig, ctx, dest, "Each point: one unification run of lee-fig9's matrix. "
-                   "The cost of one micro-schedule in cycles needs gem5 (bench/gem5.md, "
-                   "bench/bench_regions.py: 1.5 M cycles with the whole region series)."
-                   + _timing_note(ctx))]
+    caption = "Left, each point: one unification run of lee-fig9's matrix."
+    if len(cost):
+        _cost_panel(axes[0, 1], cost)
+        caption += (" Right: kilocycles per micro-schedule, from each unification run that "
+                    "micro-scheduled where both regions fit in one last-level cache "
+                    "(points: runs; bars: their mean); above each bar the share of a CPU's "
+                    f"time that cost takes at the paper's {PAPER_MICRO_RATE} a second.")
+    else:
+        caption += (" The cost of one micro-schedule in cycles needs gem5 runs (bench/gem5.md, "
+                    "bench/bench_regions.py).")
+    return [finish(fig, ctx, dest, caption + _timing_note(ctx))]
+
+
+def _cost_panel(ax, cost: pd.DataFrame) -> None:
+    cost = cost.assign(condition=cost["machine"] + "\n" + _condition(cost))
+    groups = list(dict.fromkeys(cost["condition"]))
+    for i, g in enumerate(groups):
+        sel = cost[cost["condition"] == g]
+        mean = sel["cycles_per_micro"].mean() / 1e3
+        ax.bar(i, mean, color=CACHE_COLOURS[0], alpha=0.6)
+        ax.scatter([i] * len(sel), sel["cycles_per_micro"] / 1e3, color="black", s=12,
+                   zorder=3)
+        ax.annotate(f"{100 * sel['overhead_at_700'].mean():.0f} % at {PAPER_MICRO_RATE}/s",
+                    (i, sel["cycles_per_micro"].max() / 1e3), textcoords="offset points",
+                    xytext=(0, 7), ha="center", fontsize=7)
+    ax.set_ylim(0, 1.15 * cost["cycles_per_micro"].max() / 1e3)
+    ax.set_xticks(range(len(groups)), groups, fontsize=7)
+    ax.set_ylabel("kilocycles per micro-schedule", fontsize=8)
 
 
 def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: FigureContext,
@@ -443,6 +523,13 @@ def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     frame = tables[""]
     if frame.empty:
         return pd.DataFrame()
+    if experiment.name == "lee-overheads" and len(cost := micro_schedule_cost(frame)):
+        return cost.groupby(["machine", "region_size", "access_time"]).agg(
+            runs=("rep", "size"), micro_per_s=("micro_per_s", "mean"),
+            cycles_per_micro=("cycles_per_micro", "mean"),
+            insts_per_micro=("insts_per_micro", "mean"),
+            overhead_at_700=("overhead_at_700", "mean"),
+            overhead_measured=("overhead_measured", "mean")).reset_index()
     if experiment.name in ("lee-fig9", "lee-overheads"):
         f = frame.assign(condition=frame["machine"] + " " + _condition(frame))
         return paired_summary(f, "roi_accesses_per_sec", "condition", "policy",
