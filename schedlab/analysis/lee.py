@@ -322,8 +322,8 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
         paired_bars(axes[0, col], sel, "normalised", "condition", "policy",
                     ("region-confine", "region-unify"), ("confinement", "unification"))
         axes[0, col].axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        axes[0, col].set_ylabel("memlat accesses/s over confinement's mean", fontsize=8)
-        axes[0, col].set_title(machine, fontsize=8)
+        axes[0, col].set_ylabel("memlat accesses/s\nover confinement's mean", fontsize=8)
+        axes[0, col].set_title(machine, fontsize=8, loc="left")
         unify = sel[sel["policy"] == "region-unify"]
         stats = condition_stats(unify, "micro_per_s", ["condition"])
         xs = range(len(stats))
@@ -336,7 +336,7 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
                                   (x, 0), ha="center", va="bottom", fontsize=6,
                                   xytext=(0, 2), textcoords="offset points")
         axes[1, col].set_xticks(list(xs), stats["condition"], fontsize=7)
-        axes[1, col].set_ylabel("micro-schedules per second of the ROI", fontsize=8)
+        axes[1, col].set_ylabel("micro-schedules\nper second of the ROI", fontsize=8)
         axes[1, col].set_xlabel("working set (two equal regions) and access time "
                                 "(accesses per visit)", fontsize=8)
     return [finish(fig, ctx, dest, WHISKERS + ". Top: memlat's accesses per second "
