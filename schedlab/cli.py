@@ -347,8 +347,11 @@ def _listing() -> list[dict]:
 @campaign_options
 @click.option("--from-committed", is_flag=True,
               help="Draw from the committed tables (data/) even where gem5 could run.")
+@click.option("--partial", is_flag=True,
+              help="Draw from the runs finished so far in the results store (a campaign "
+                   "still running or interrupted); runs nothing, writes nothing to data/.")
 def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time_limit_min,
-              dry_run, from_committed):
+              dry_run, from_committed, partial):
     """Regenerate a figure or table of the papers (run.py reproduce --list names them).
 
     Runs what is not finished yet (resumable: rerun after an interruption), gathers the
@@ -374,8 +377,12 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time
         for line in R.describe(get(figure), scale, backend):
             click.echo(line)
         return
+    if partial and from_committed:
+        raise UserError("--partial and --from-committed exclude each other: --partial draws "
+                        "from the results store, --from-committed from data/")
     out = R.reproduce(figure, scale, backend, jobs=jobs, executor=executor, say=_say,
-                      source="committed" if from_committed else "auto",
+                      source="partial" if partial else "committed" if from_committed
+                      else "auto",
                       slurm={"partition": partition, "time_limit_min": time_limit_min})
     click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
 

@@ -230,6 +230,19 @@ def test_local_campaign_runs_in_parallel_and_survives_kill_9(guest_kernel, guest
         time.sleep(0.2)
     assert not survivors()
     assert _staging(results), "a killed run should have left its staging directory"
+    # What finished so far can be drawn while the campaign is down, marked partial,
+    # without running anything or touching data/.
+    partial = _campaign(results, "--partial")
+    out, _ = partial.communicate(timeout=300)
+    assert partial.returncode == 0, out[-3000:]
+    assert f"{len(done_before)} of 8 runs finished" in out
+    assert {d.name for d in _finished(results)} == done_before
+    meta = json.loads((results / "figures" / "demo-affinity--smoke--qemu--partial.json")
+                      .read_text())
+    assert meta["source"] == "partial" and meta["provenance"]["runs"] == len(done_before)
+    assert f"PARTIAL: {len(done_before)} of the 8 runs finished" in meta["caption"]
+    tables = [Path(d) for d in meta["data"]]
+    assert tables and all(t.is_file() and t.is_relative_to(results) for t in tables)
 
     again = _campaign(results)
     out, _ = again.communicate(timeout=600)

@@ -59,7 +59,8 @@ class FigureContext:
     reduction: str = ""
     notes: str = ""
     provenance: dict = field(default_factory=dict)
-    source: str = "runs"            # "runs" (this host's results) or "committed" (data/)
+    # "runs" (this host's results), "committed" (data/) or "partial" (the runs finished so far)
+    source: str = "runs"
 
     def caption(self, extra: str = "") -> str:
         prov = self.provenance

@@ -250,7 +250,10 @@ def micro_schedule_cost(frame: pd.DataFrame) -> pd.DataFrame:
         machine = load_machine(row.machine)
         if 2 * _bytes(row.region_size) >= machine.llc.size:
             continue
-        base = confine.get_group((row.machine, row.region_size, row.access_time))
+        key = (row.machine, row.region_size, row.access_time)
+        if key not in confine.groups:      # a partial campaign: no confinement run yet
+            continue
+        base = confine.get_group(key)
         lost_s = row.roi_seconds * (1 - row.normalised)
         cycles = lost_s * machine.clock_hz / row.micro_in_roi
         scale = row.roi_accesses / base["roi_accesses"].mean()

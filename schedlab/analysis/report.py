@@ -122,14 +122,16 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
     for path in sidecars:
         meta = json.loads(path.read_text())
         prov = meta.get("provenance", {})
-        source = ("this host's runs" if meta.get("source") == "runs"
-                  else "the committed tables (data/)")
+        source = {"runs": "this host's runs",
+                  "partial": "the runs finished so far (PARTIAL: not every run)"}.get(
+                      meta.get("source"), "the committed tables (data/)")
         data_links = " ".join(f"<a href='{e(_rel(d, dest.parent))}'>{e(Path(d).name)}</a>"
                               for d in meta.get("data", []))
         extra = " ".join(f"<a href='{e(_rel(figures / x, dest.parent))}'>{e(x)}</a>"
                          for x in meta.get("extra", []))
-        out += [f"<h2 id='{e(meta['name'])}-{e(meta['scale'])}-{e(meta['backend'])}'>"
-                f"{e(meta['name'])}: {e(meta['title'])}</h2>",
+        partial = "-partial" if meta.get("source") == "partial" else ""
+        out += [f"<h2 id='{e(meta['name'])}-{e(meta['scale'])}-{e(meta['backend'])}{partial}'>"
+                f"{e(meta['name'])}: {e(meta['title'])}{' (partial)' if partial else ''}</h2>",
                 "<table><tr><th>scale</th><th>backend</th><th>from</th><th>runs</th>"
                 "<th>gem5</th><th>gem5 binary</th><th>kernel</th><th>image</th></tr>",
                 f"<tr><td>{e(meta['scale'])}</td><td>{e(meta['backend'])}</td>"

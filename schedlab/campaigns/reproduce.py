@@ -8,6 +8,10 @@
    ``data/<study>/`` (to be committed), QEMU ones to ``results/tables/``.
 4. Draw the figure into ``results/figures/<name>--<scale>--<backend>.png``, with a JSON
    sidecar (caption, provenance, data) that ``run.py report`` reads.
+
+``--partial`` (source "partial") skips 2: it gathers the runs finished so far in the
+results store into ``results/tables/`` and draws ``...--partial.png``, the count of runs
+on the caption, while a campaign runs or after one was interrupted.
 """
 
 from __future__ import annotations
@@ -92,6 +96,23 @@ def table_paths(experiment: Experiment, scale: str, backend: str,
             for p in parts}
 
 
+def partial_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
+    """Where ``--partial`` writes the tables of the runs finished so far: results/tables/,
+    never data/ (``<name>--<scale>--<backend>--partial[--<part>].csv``)."""
+    root = paths.results_dir() / "tables" / experiment.study
+    return {part: root / path.name.replace(f"--{backend}", f"--{backend}--partial", 1)
+            for part, path in table_paths(experiment, scale, backend).items()}
+
+
+def finished_runs(requests) -> list[Path]:
+    """The run directories of ``requests`` that finished ok in the results store (their
+    ids as the campaign computes them: kernel, image and programs are built if missing)."""
+    from schedlab.campaigns.local import finished_state
+    from schedlab.runs import prepare
+    dirs = [prepare(r, progress=lambda s: None).dir for r in requests]
+    return [d for d in dirs if finished_state(d) == "done"]
+
+
 def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     if experiment.study in COLLECT:
         return COLLECT[experiment.study](run_dirs)
@@ -173,7 +194,22 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     if source == "auto":
         source = "runs" if can_run(backend) else "committed"
     where = table_paths(experiment, scale, backend, committed=source == "committed")
-    if source == "runs":
+    reduction = experiment.reductions.get(scale, "")
+    if source == "partial":
+        done = finished_runs(requests)
+        if not done:
+            raise UserError(f"no finished runs of {name} at {scale} scale on {backend} in "
+                            f"{paths.results_dir()} yet; start them with 'run.py reproduce "
+                            f"{name}' (SCHEDLAB_RESULTS names another store)")
+        tables = collect(experiment, done)
+        where = partial_paths(experiment, scale, backend)
+        for part, path in where.items():
+            save_committed(tables[part], path)
+        reduction = (f"PARTIAL: {len(done)} of the {len(requests)} runs finished"
+                     + (f"; {reduction}" if reduction else ""))
+        say(f"{name}: {len(done)} of {len(requests)} runs finished; tables in "
+            + ", ".join(str(p) for p in where.values()))
+    elif source == "runs":
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
                             f"--backend qemu for placement only")
@@ -191,9 +227,10 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         say(f"{name}: drawing from the committed tables {where['']}")
     main = tables[""]
     ctx = FigureContext(name=name, title=experiment.title, scale=scale, backend=backend,
-                        reduction=experiment.reductions.get(scale, ""), notes=experiment.notes,
+                        reduction=reduction, notes=experiment.notes,
                         provenance=provenance(main), source=source)
-    dest = figures_dir() / f"{name}--{scale}--{backend}.png"
+    dest = figures_dir() / (f"{name}--{scale}--{backend}"
+                            + ("--partial" if source == "partial" else "") + ".png")
     outputs = DRAW[experiment.study](experiment, tables if experiment.study in COLLECT
                                      else main, ctx, dest)
     sidecar = dest.with_suffix(".json")
