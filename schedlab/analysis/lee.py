@@ -236,7 +236,7 @@ def micro_schedule_cost(frame: pd.DataFrame) -> pd.DataFrame:
     - ``overhead_at_700``, ``overhead_measured``: the share of a CPU's time those cycles
       take at the paper's 700 micro-schedules a second and at the run's own rate (above 1:
       that rate cannot be sustained)."""
-    from schedlab.machine import load_machine
+    from schedlab.machine import load_machine, parse_size
     cols = ["machine", "region_size", "access_time", "rep", "micro_in_roi", "micro_per_s",
             "lost_ms", "cycles_per_micro", "insts_per_micro", "overhead_at_700",
             "overhead_measured"]
@@ -248,7 +248,7 @@ def micro_schedule_cost(frame: pd.DataFrame) -> pd.DataFrame:
     confine = frame[frame["policy"] == "region-confine"].groupby(keys)
     for row in norm[(norm["policy"] == "region-unify") & (norm["micro_in_roi"] > 0)].itertuples():
         machine = load_machine(row.machine)
-        if 2 * _bytes(row.region_size) >= machine.llc.size:
+        if 2 * parse_size(row.region_size, "region size") >= machine.llc.size:
             continue
         key = (row.machine, row.region_size, row.access_time)
         if key not in confine.groups:      # a partial campaign: no confinement run yet
@@ -266,12 +266,6 @@ def micro_schedule_cost(frame: pd.DataFrame) -> pd.DataFrame:
                     "overhead_at_700": PAPER_MICRO_RATE * cycles / machine.clock_hz,
                     "overhead_measured": row.micro_per_s * cycles / machine.clock_hz})
     return pd.DataFrame(out, columns=cols)
-
-
-def _bytes(size: str) -> int:
-    """'1MiB' -> 1048576 (Fig. 9's region sizes)."""
-    units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-    return int(float(size[:-3]) * units[size[-3:]])
 
 
 def cache_timeline(events: pd.DataFrame, run_id: str) -> pd.DataFrame:
