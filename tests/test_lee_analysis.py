@@ -232,6 +232,19 @@ def test_the_other_figures_draw(tables, tmp_path, name, relabel):
     assert out and all(p.is_file() for p in out)
 
 
+def test_fig9_has_on_every_machine_a_pair_too_large_for_one_cache():
+    """Unification can only gain capacity where two regions overflow one last-level cache:
+    every machine's smoke sizes reach that point, and keep the paper's smaller points."""
+    from schedlab.machine import load_machine, parse_size
+    requests = get("lee-fig9").requests("smoke", "gem5")
+    for machine in definitions.MACHINES:
+        llc = load_machine(machine).llc.size
+        sizes = {r.label["region_size"] for r in requests if r.label["machine"] == machine}
+        assert any(2 * parse_size(s, "size") > llc for s in sizes), (machine, sizes)
+        assert any(2 * parse_size(s, "size") <= llc for s in sizes), (machine, sizes)
+        assert sizes <= set(definitions.REGION_SIZES["paper"])
+
+
 def test_timings_put_the_roi_between_the_first_mapping_and_the_next_phase():
     timings = [*definitions.TIMINGS.items(), *definitions.CONSOLIDATED_TIMINGS.items()]
     for (backend, scale), t in timings:
