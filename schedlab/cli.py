@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -336,7 +337,9 @@ def _listing() -> list[dict]:
 
 
 @cli.command()
-@click.argument("figure", required=False)
+@click.argument("figures", nargs=-1)
+@click.option("--study", default=None,
+              help="Every figure and table of one study (kazempour, demarchi, lee, brecht).")
 @click.option("--list", "show_list", is_flag=True,
               help="List every figure and table of the four studies with its runs and cost.")
 @click.option("--scale", type=click.Choice(["smoke", "paper"]), default="smoke",
@@ -350,16 +353,24 @@ def _listing() -> list[dict]:
 @click.option("--partial", is_flag=True,
               help="Draw from the runs finished so far in the results store (a campaign "
                    "still running or interrupted); runs nothing, writes nothing to data/.")
-def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time_limit_min,
-              dry_run, from_committed, partial):
-    """Regenerate a figure or table of the papers (run.py reproduce --list names them).
+def reproduce(figures, study, show_list, scale, backend, jobs, executor, partition,
+              time_limit_min, dry_run, from_committed, partial):
+    """Regenerate figures or tables of the papers (run.py reproduce --list names them).
 
     Runs what is not finished yet (resumable: rerun after an interruption), gathers the
-    results into compact tables and draws the figure. Without GEM5, gem5 figures are drawn
-    from the committed tables in data/.
+    results into compact tables and draws each figure. Several figures (or --study) run as
+    one campaign, each shared run once. Without GEM5, gem5 figures are drawn from the
+    committed tables in data/.
     """
     from schedlab.campaigns import reproduce as R
-    if show_list or figure is None:
+    from schedlab.campaigns.experiment import registry
+    figures = list(figures)
+    if study:
+        studies = sorted({e.study for e in registry().values()})
+        if study not in studies:
+            raise UserError(f"unknown study {study!r}; choose one of {', '.join(studies)}")
+        figures += [n for n, e in registry().items() if e.study == study and n not in figures]
+    if show_list or not figures:
         frame = pd.DataFrame(_listing())
         frame["hours_smoke"] = frame["hours_smoke"].map(lambda h: f"{h:.1f}" if h == h else "?")
         frame["hours_paper"] = frame["hours_paper"].map(lambda h: f"{h:.0f}" if h == h else "?")
@@ -374,17 +385,25 @@ def reproduce(figure, show_list, scale, backend, jobs, executor, partition, time
     backend = _best_backend() if backend == "auto" else backend
     from schedlab.campaigns.experiment import get
     if dry_run:
-        for line in R.describe(get(figure), scale, backend):
-            click.echo(line)
+        for figure in figures:
+            for line in R.describe(get(figure), scale, backend):
+                click.echo(line)
+        if len(figures) > 1:
+            shared = R.shared_requests(figures, scale, backend)
+            hours = R.campaign_host_hours(shared) if backend == "gem5" else math.nan
+            click.echo(f"together: {len(shared)} distinct runs"
+                       + (f", estimated {hours:.1f} host hours by the model (one run at a "
+                          f"time)" if hours == hours else ""))
         return
     if partial and from_committed:
         raise UserError("--partial and --from-committed exclude each other: --partial draws "
                         "from the results store, --from-committed from data/")
-    out = R.reproduce(figure, scale, backend, jobs=jobs, executor=executor, say=_say,
-                      source="partial" if partial else "committed" if from_committed
-                      else "auto",
-                      slurm={"partition": partition, "time_limit_min": time_limit_min})
-    click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
+    outs = R.reproduce_many(figures, scale, backend, jobs=jobs, executor=executor, say=_say,
+                            source="partial" if partial else "committed" if from_committed
+                            else "auto",
+                            slurm={"partition": partition, "time_limit_min": time_limit_min})
+    for out in outs:
+        click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
 
 
 @cli.command()

@@ -111,6 +111,25 @@ def test_unimplemented_experiments_say_why_and_refuse_to_run(monkeypatch):
         reproduce("x-qemu-only", backend="gem5")
 
 
+def test_several_figures_run_as_one_campaign_with_shared_runs_once(monkeypatch):
+    from schedlab.campaigns import reproduce as R
+    fig9 = get("lee-fig9").requests("smoke", "gem5")
+    shared = R.shared_requests(["lee-fig9", "lee-overheads", "lee-fig24"], "smoke", "gem5")
+    assert len(shared) == len(fig9) + len(get("lee-fig24").requests("smoke", "gem5"))
+    assert shared[:len(fig9)] == fig9
+    calls = []
+    monkeypatch.setenv("GEM5", "/nonexistent/gem5.fast")      # can_run: nothing runs here
+    monkeypatch.setattr(R, "run_requests", lambda reqs, name, *a: calls.append(("run", reqs)))
+    monkeypatch.setattr(R, "reproduce", lambda name, *a: calls.append(("draw", name)))
+    R.reproduce_many(["lee-fig9", "lee-overheads"], "smoke", "gem5", say=lambda s: None)
+    assert calls == [("run", fig9), ("draw", "lee-fig9"), ("draw", "lee-overheads")]
+    calls.clear()      # one figure, or drawing from data/: no campaign of its own
+    R.reproduce_many(["lee-fig9", "lee-overheads"], source="committed", say=lambda s: None)
+    assert [c[0] for c in calls] == ["draw", "draw"]
+    with pytest.raises(UserError, match="lee-nosuch"):
+        R.reproduce_many(["lee-fig9", "lee-nosuch"])
+
+
 def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
     # Hand computation from the raw benchmark record and the characterisation file.
     from schedlab.campaigns.cost import run_host_seconds

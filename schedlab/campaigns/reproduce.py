@@ -39,6 +39,7 @@ from schedlab.campaigns.cost import campaign_host_hours, unmeasured
 from schedlab.campaigns.experiment import Experiment, get, registry
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
+from schedlab.runs import request_to_data
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
@@ -179,17 +180,47 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
     return lines
 
 
-def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
-              executor: str = "local", say: Say = print, source: str = "auto",
-              slurm: dict | None = None) -> Reproduced:
-    """Draw one figure (see the module's docstring); ``slurm``: options of
-    :func:`schedlab.campaigns.slurm.submit` (partition, time_limit_min, ...)."""
+def runnable(name: str, backend: str) -> Experiment:
+    """The experiment, if it is implemented and runs on ``backend``; else a UserError."""
     experiment = get(name)
     if not experiment.implemented:
         raise UserError(f"{name} is not implemented yet: {experiment.missing}")
     if backend in experiment.unavailable:
         raise UserError(f"{name} does not run on {backend} yet: "
                         f"{experiment.unavailable[backend]}")
+    return experiment
+
+
+def shared_requests(names: list[str], scale: str, backend: str) -> list:
+    """The runs of several experiments, each once (figures drawn from the same runs, such
+    as lee-fig9 and lee-overheads, share them), in the experiments' order."""
+    union = {}
+    for name in names:
+        for r in runnable(name, backend).requests(scale, backend):
+            union.setdefault(json.dumps(request_to_data(r), sort_keys=True), r)
+    return list(union.values())
+
+
+def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5",
+                   jobs: int | None = None, executor: str = "local", say: Say = print,
+                   source: str = "auto", slurm: dict | None = None) -> list[Reproduced]:
+    """Several figures as one campaign: their runs, each once, ``jobs`` at a time across
+    the figures' boundaries (no core waits for one figure's last run before the next
+    figure's start), then each figure drawn as :func:`reproduce` draws it."""
+    for name in names:
+        runnable(name, backend)
+    if len(names) > 1 and source == "auto" and can_run(backend):
+        run_requests(shared_requests(names, scale, backend), f"{len(names)} figures-{scale}",
+                     jobs, executor, say, slurm or {})
+    return [reproduce(n, scale, backend, jobs, executor, say, source, slurm) for n in names]
+
+
+def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
+              executor: str = "local", say: Say = print, source: str = "auto",
+              slurm: dict | None = None) -> Reproduced:
+    """Draw one figure (see the module's docstring); ``slurm``: options of
+    :func:`schedlab.campaigns.slurm.submit` (partition, time_limit_min, ...)."""
+    experiment = runnable(name, backend)
     requests = experiment.requests(scale, backend)
     if source == "auto":
         source = "runs" if can_run(backend) else "committed"
