@@ -81,7 +81,8 @@ def test_micro_schedules_and_roi_recomputed_from_the_trace_lines(tables, run):
     assert row["cpu_s"] == pytest.approx((job["user_us"] + job["sys_us"]) / 1e6)
 
 
-GEM5_RUNS = sorted(p for p in (DATA.parent / "lee-gem5").iterdir() if p.is_dir())
+GEM5_RUNS = sorted((DATA.parent / "lee-gem5").glob("*--memlat--*"))
+GEM5_MEDIA = next((DATA.parent / "lee-gem5").glob("*--mediaserver--*"))
 
 
 @pytest.mark.parametrize("run", GEM5_RUNS, ids=lambda p: p.name)
@@ -107,6 +108,34 @@ def test_the_roi_is_the_launchers_marks_and_stop(run):
     assert row["changes_in_roi"] == sum(start < ts < end for ts in changes) == 0
     # The exit's unmapping came after the stop and before the end mark (README there).
     assert sum(end < ts < marks["end"] for ts in changes) == 2
+
+
+def test_a_job_that_ends_before_its_duration_ends_the_roi():
+    """lee-fig24's media server (tests/data/lee-gem5) served its requests and exited
+    inside its 80 ms bound: its regions' unmapping at that exit ends the ROI and is not a
+    change of it."""
+    res, request, events = _raw(GEM5_MEDIA)
+    pid = str(res["jobs"][0]["pid"])
+    text = (GEM5_MEDIA / "artifacts" / "trace.txt").read_text()
+    begin = next(float(ln.split(": ")[0].split()[-1]) for ln in text.splitlines()
+                 if "schedlab-roi-begin" in ln)
+    mine = [(ts, f) for ts, name, f in events
+            if name == "sched_region_change" and f["tgid"] == pid]
+    # Its last changes: every region it had mapped, unmapped at once, before the bound.
+    *_, before, last = mine
+    assert before[1]["type"] == last[1]["type"] == "regular"
+    assert {before[1]["region"], last[1]["region"]} == {
+        f["region"] for _, f in mine if f["type"] == "local"}
+    assert begin < before[0] < begin + request["jobs"][0]["duration"]
+    exec_ts = min(ts for ts, name, f in events
+                  if name == "sched_process_exec" and f["pid"] == pid)
+    row = lee.collect([GEM5_MEDIA])[""].iloc[0]
+    assert row["ended_in_roi"] and row["changes_in_roi"] == 0
+    assert row["roi_start_s"] == pytest.approx(begin - exec_ts)
+    assert row["roi_end_s"] == pytest.approx(before[0] - exec_ts)
+    # The regions were mapped (to one cache: partitioning favours it) before the ROI.
+    assert row["local_at_roi"] == 2 and row["caches_at_roi"] == 1
+    assert row["roi_requests"] == res["jobs"][0]["metrics"]["roi_requests"] > 0
 
 
 def test_micro_schedule_cost_from_a_unify_and_confine_pair():

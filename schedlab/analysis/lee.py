@@ -23,6 +23,7 @@ Compact tables:
   ``largest_local_pages``, ``micro_schedules`` (in the whole trace), ``micro_in_roi`` and
   ``micro_per_s`` (per second of the ROI; without a duration, per second of the job's life),
   ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
+  ``ended_in_roi`` (the job exited before its duration: its ROI ends there),
   ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
@@ -125,10 +126,27 @@ def change_counts(changes: pd.DataFrame) -> dict[str, int]:
     return out
 
 
+def exit_unmapping(changes: pd.DataFrame) -> float | None:
+    """When one process's regions were unmapped at its exit (trace clock): its trailing
+    run of unmaps (regular) that leaves none of its regions mapped, with nothing after
+    it; None if its changes do not end so (it was still running when the trace stopped)."""
+    events = list(changes.sort_values("ts", kind="stable").itertuples(index=False))
+    k = len(events)
+    while k and events[k - 1].type == "regular":
+        k -= 1
+    tail = events[k:]
+    mapped = {r for r, st in region_states(pd.DataFrame(events[:k], columns=changes.columns))
+              .items() if st["type"] == "local"}
+    if not tail or not mapped or not mapped <= {int(ev.region) for ev in tail}:
+        return None
+    return float(tail[0].ts)
+
+
 def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | None,
               wall_s: float, begin: float | None = None) -> dict:
     """The trace's numbers of one job (see the module's docstring); ``begin``: the ROI's
-    mark, None in a trace without marks."""
+    mark, None in a trace without marks. The ROI ends at its duration or, if the job ended
+    first, at the unmapping of its regions at its exit (not a change of the ROI)."""
     mine = trace[trace["tgid"] == pid]
     execs = mine[mine["event"] == "exec"]
     changes = mine[mine["event"] == "change"]
@@ -139,6 +157,9 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     t0 = float(execs["ts"].min())
     start = begin if begin is not None else t0 + warmup
     end = start + duration if duration else t0 + wall_s
+    exited = exit_unmapping(changes)
+    if exited is not None and start < exited < end:
+        end = exited
     local = changes[changes["type"] == "local"]
     at_roi = {r: s for r, s in region_states(changes, start).items() if s["type"] == "local"}
     in_roi = micro[(micro["ts"] >= start) & (micro["ts"] <= end)]
@@ -151,7 +172,8 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
         "largest_local_pages": max((s["pages"] for s in at_roi.values()), default=0),
         "micro_in_roi": len(in_roi),
         "micro_per_s": len(in_roi) / length if length > 0 else math.nan,
-        "changes_in_roi": int(((changes["ts"] > start) & (changes["ts"] < end)).sum())})
+        "changes_in_roi": int(((changes["ts"] > start) & (changes["ts"] < end)).sum()),
+        "ended_in_roi": exited is not None and exited < start + (duration or math.inf)})
     return out
 
 
