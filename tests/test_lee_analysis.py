@@ -138,6 +138,28 @@ def test_a_job_that_ends_before_its_duration_ends_the_roi():
     assert row["roi_requests"] == res["jobs"][0]["metrics"]["roi_requests"] > 0
 
 
+FIG24_QEMU = sorted((DATA.parent / "lee-qemu-fig24").glob("*--mediaserver--*"))
+
+
+def test_fig24_is_the_distribution_of_each_requests_response_time(tmp_path):
+    """A real QEMU run of lee-fig24 (tests/data/lee-qemu-fig24): the server's own record of
+    every request becomes the responses table and the distribution figure."""
+    (run,) = FIG24_QEMU
+    metrics = json.loads((run / "results.json").read_text())["jobs"][0]["metrics"]
+    lines = (run / "artifacts" / "mediaserver" / "1" / "responses.csv").read_text().split()
+    tables = lee.collect(FIG24_QEMU)
+    responses = tables["responses"]
+    assert len(responses) == len(lines) - 1 == metrics["requests"]
+    roi = responses[responses["in_roi"] == 1]
+    assert len(roi) == metrics["roi_requests"]
+    assert roi["response_ms"].max() == pytest.approx(metrics["roi_max_ms"], abs=1e-3)
+    assert set(responses["condition"]) == {"region-partition"}
+    out = lee.draw(get("lee-fig24"), tables, _ctx("lee-fig24", tables[""]),
+                   tmp_path / "lee-fig24.png")
+    assert [p.name for p in out] == ["lee-fig24.png", "lee-fig24--percentiles.png"]
+    assert all(p.stat().st_size > 10_000 for p in out)
+
+
 def test_micro_schedule_cost_from_a_unify_and_confine_pair():
     """lee-overheads on gem5: the time unification lost against confinement (both 1 MiB
     regions fit one 4 MiB L2), per micro-schedule, by hand from results.json."""

@@ -440,6 +440,25 @@ def test_mediaserver_counts_only_requests_arriving_in_the_region_of_interest(ove
     assert m["roi_deadline_misses"] <= m["deadline_misses"]
 
 
+def test_mediaserver_writes_each_requests_response_time_for_the_distribution(overlay,
+                                                                           tmp_path):
+    roi = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + 150_000_000
+    out = run(overlay, "mediaserver", ["--requests", "100", "--rate", "200"],
+              env={"SCHEDLAB_ROI_START_NS": str(roi), "SCHEDLAB_OUT": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    m = W.parse_output(out.stdout)
+    lines = (tmp_path / "responses.csv").read_text().splitlines()
+    assert lines[0] == "arrival_ms,response_ms,in_roi" and len(lines) == 1 + 100
+    rows = [tuple(float(x) for x in ln.split(",")) for ln in lines[1:]]
+    arrivals = [a for a, _, _ in rows]
+    assert arrivals == sorted(arrivals)           # one per request, in arrival order
+    assert all(flag == (a >= 0) for a, _, flag in rows)
+    inside = sorted(r for a, r, flag in rows if flag)
+    assert len(inside) == m["roi_requests"] > 0
+    assert inside[-1] == pytest.approx(m["roi_max_ms"], abs=1e-3)
+    assert sum(r > 5.0 for _, r, _ in rows) == m["deadline_misses"]   # 200/s: 5 ms
+
+
 def test_bad_region_of_interest_start_is_one_line_error(overlay):
     out = run(overlay, "memlat", REGISTRY["memlat"].args("smoke"),
               env={"SCHEDLAB_ROI_START_NS": "soon"})

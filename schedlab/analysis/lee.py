@@ -25,6 +25,9 @@ Compact tables:
   ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
   ``ended_in_roi`` (the job exited before its duration: its ROI ends there),
   ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
+- ``"responses"``: the media server's requests, one row each (its ``responses.csv``):
+  the run's coordinates, job, job_rep, arrival_ms (after its ROI's start), response_ms,
+  in_roi;
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
   region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
@@ -184,7 +187,7 @@ def _request_jobs(run_dir: Path) -> list[dict]:
 
 def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """The compact tables of study 3's runs (see the module's docstring)."""
-    main, events = [], []
+    main, events, responses = [], [], []
     for d in run_dirs:
         res = json.loads((d / "results.json").read_text())
         requested = {i: j for i, j in enumerate(_request_jobs(d))}
@@ -211,6 +214,9 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                 if t0 is None and len(execs):
                     t0 = float(execs["ts"].min())
             main.append(row)
+            responses += _responses(d, job, {k: row[k] for k in ("run_id", "machine", "policy",
+                                                                 *res.get("label", {}))
+                                             if k in row})
         if trace.empty or not main:
             continue
         coords = {k: v for k, v in main[-1].items()
@@ -222,7 +228,17 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                            "whose": "job" if ev.tgid in job_pids else "background",
                            "region": ev.region, "type": ev.type, "llc": ev.llc,
                            "pages": ev.pages, "src_cpu": ev.src_cpu, "dst_cpu": ev.dst_cpu})
-    return {"": pd.DataFrame(main), "events": pd.DataFrame(events)}
+    return {"": pd.DataFrame(main), "events": pd.DataFrame(events),
+            "responses": pd.DataFrame(responses)}
+
+
+def _responses(run_dir: Path, job: dict, coords: dict) -> list[dict]:
+    """The media server's requests of one job repetition (its ``responses.csv``)."""
+    path = run_dir / "artifacts" / job["job"] / str(job["rep"]) / "responses.csv"
+    if not path.is_file():
+        return []
+    return [{**coords, "job": job["job"], "job_rep": job["rep"], **r}
+            for r in pd.read_csv(path).to_dict("records")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,6 +517,42 @@ def _consolidation(frame: pd.DataFrame, panels: list[tuple[tuple[str, ...], str]
     return [finish(fig, ctx, dest, WHISKERS + ". " + caption + _timing_note(ctx))]
 
 
+def _response_ecdf(frame: pd.DataFrame, responses: pd.DataFrame, ctx: FigureContext,
+                   dest: Path) -> Path:
+    """Fig. 24: the distribution of the media server's response times over the requests
+    that arrived in its ROI, per machine and condition, the repetitions pooled."""
+    roi = responses[responses["in_roi"].astype(bool)]
+    machines = _per_machine(roi)
+    fig, axes = plt.subplots(1, len(machines), figsize=(max(9, 6 * len(machines)), 7),
+                             squeeze=False)
+    for ax, machine in zip(axes[0], machines):
+        sel = roi[roi["machine"] == machine]
+        for cond in ("alone", "vanilla", "region-partition"):
+            times = np.sort(sel[sel["condition"] == cond]["response_ms"].to_numpy())
+            if len(times):
+                runs = sel[sel["condition"] == cond]["run_id"].nunique()
+                ax.step(times, np.arange(1, len(times) + 1) / len(times), where="post",
+                        color=POLICY_COLOURS[cond],
+                        label=f"{cond} ({len(times)} requests, {runs} run"
+                              f"{'s' if runs != 1 else ''})")
+        rates = frame[frame["machine"] == machine].get("rate", pd.Series(dtype=float))
+        for rate in rates.dropna().unique():
+            ax.axvline(1e3 / rate, color="black", linestyle="--", linewidth=0.8,
+                       label=f"deadline: the period, {1e3 / rate:g} ms")
+        ax.set_xscale("log")
+        ax.set_xlabel("response time (ms, guest clock; log scale)", fontsize=8)
+        ax.set_ylabel("fraction of the ROI's requests\nanswered within that time", fontsize=8)
+        ax.set_title(machine, fontsize=8, loc="left")
+        ax.set_ylim(0, 1.02)
+        ax.legend(fontsize=7, loc="lower right")
+    return finish(fig, ctx, dest, "The media server's response times (completion minus "
+                  "arrival, each request's own, from its responses.csv) over the requests that "
+                  "arrived in its ROI (on QEMU its whole life), as cumulative distributions: "
+                  "alone, beside omnetpp with the default scheduler, beside it with "
+                  "partitioning that favours the media server; the repetitions pooled. The "
+                  "percentiles per run: the --percentiles figure." + _timing_note(ctx))
+
+
 def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
          dest: Path) -> list[Path]:
     frame, events = tables[""], tables.get("events", pd.DataFrame())
@@ -514,13 +566,17 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if name == "lee-fig18-23":
         return _benchmarks(frame, events, experiment, ctx, dest, "region-unify")
     if name == "lee-fig24":
-        return _consolidation(frame, [(("roi_p50_ms", "roi_p90_ms", "roi_p99_ms", "roi_max_ms"),
-                                       "response time (ms, guest clock)")], ctx, dest,
-                              "The media server's response-time percentiles over the "
-                              "requests that arrived in its ROI (its own measurement; on "
-                              "QEMU its whole life): alone, beside omnetpp with the default "
-                              "scheduler, beside it with partitioning that favours the media "
-                              "server.")
+        responses = tables.get("responses")
+        first = ([_response_ecdf(frame, responses, ctx, dest)]
+                 if responses is not None and len(responses) else [])
+        bars = dest.with_name(dest.stem + "--percentiles.png") if first else dest
+        return first + _consolidation(
+            frame, [(("roi_p50_ms", "roi_p90_ms", "roi_p99_ms", "roi_max_ms"),
+                     "response time (ms, guest clock)")], ctx, bars,
+            "The media server's response-time percentiles over the requests that arrived "
+            "in its ROI (its own measurement; on QEMU its whole life): alone, beside omnetpp "
+            "with the default scheduler, beside it with partitioning that favours the media "
+            "server.")
     if name == "lee-fig25":
         return _consolidation(frame, [(("roi_ms_per_row", "roi_cpu_ms_per_row"),
                                        "ms per image row (guest clock)"),

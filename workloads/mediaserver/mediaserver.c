@@ -9,7 +9,9 @@
  * of a request is completion minus arrival; a request misses its deadline if that exceeds the
  * period.  Timing depends on the machine; the coded output does not: its checksum is fixed.
  * The distribution is reported over every request and (roi_*) over the requests that
- * arrived in the run's region of interest (wl_roi_start).  SIGTERM (the launcher's stop at a
+ * arrived in the run's region of interest (wl_roi_start); with $SCHEDLAB_OUT set (the
+ * launcher's --out) every request's arrival and response time also go to responses.csv
+ * there, for the figure's distribution.  SIGTERM (the launcher's stop at a
  * run's duration) ends the requests early: those already issued are served and reported.
  * Check: every request was served, and decoding the first frame (dequantise, inverse DCT)
  * gives it back at a PSNR above 30 dB.
@@ -137,6 +139,25 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Each served request: arrival (ms after the region's start), response time (ms), in it. */
+static void write_responses(const char *dir, double roi, int served)
+{
+	char path[4096];
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/responses.csv", dir) >= (int)sizeof(path))
+		wl_die("SCHEDLAB_OUT is too long: %s", dir);
+	f = fopen(path, "w");
+	if (!f)
+		wl_die("cannot write %s", path);
+	fprintf(f, "arrival_ms,response_ms,in_roi\n");
+	for (int i = 0; i < served; i++)
+		fprintf(f, "%.4f,%.4f,%d\n", 1e3 * (arrival[i] - roi), 1e3 * response[i],
+			arrival[i] >= roi);
+	if (fclose(f))
+		wl_die("cannot write %s", path);
+}
+
 /* The distribution of n response times (sorted here), as <prefix>mean_ms= ... lines. */
 static void report(const char *prefix, double *resp, int n)
 {
@@ -210,6 +231,9 @@ int main(int argc, char **argv)
 		if (arrival[i] >= roi)
 			in_roi[roi_n++] = response[i];
 	}
+	const char *out = getenv("SCHEDLAB_OUT");
+	if (out)	/* before report() sorts the responses */
+		write_responses(out, roi, served);
 	printf("rate=%d\nframe_side=%d\npsnr_db=%.2f\n", rate, side, psnr);
 	report("", response, served);
 	report("roi_", in_roi, roi_n);
