@@ -349,9 +349,11 @@ def _per_machine(frame: pd.DataFrame):
 
 def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
     norm = normalised(frame)
-    norm["condition"] = _condition(norm)
+    norm["condition"] = _condition(norm).str.replace(", ", "\n")
     machines = _per_machine(norm)
-    fig, axes = plt.subplots(2, len(machines), figsize=(6 * len(machines), 7), squeeze=False)
+    width = max(6.0, 1.1 * norm.groupby("machine")["condition"].nunique().max())
+    fig, axes = plt.subplots(2, len(machines), figsize=(width * len(machines), 7),
+                             squeeze=False)
     for col, machine in enumerate(machines):
         sel = norm[norm["machine"] == machine]
         paired_bars(axes[0, col], sel, "normalised", "condition", "policy",
