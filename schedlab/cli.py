@@ -339,7 +339,8 @@ def _listing() -> list[dict]:
 @cli.command()
 @click.argument("figures", nargs=-1)
 @click.option("--study", default=None,
-              help="Every figure and table of one study (kazempour, demarchi, lee, brecht).")
+              help="Every figure and table of one study (kazempour, demarchi, lee, brecht; "
+                   "demo).")
 @click.option("--list", "show_list", is_flag=True,
               help="List every figure and table of the four studies with its runs and cost.")
 @click.option("--scale", type=click.Choice(["smoke", "paper"]), default="smoke",
@@ -352,7 +353,8 @@ def _listing() -> list[dict]:
               help="Draw from the committed tables (data/) even where gem5 could run.")
 @click.option("--partial", is_flag=True,
               help="Draw from the runs finished so far in the results store (a campaign "
-                   "still running or interrupted); runs nothing, writes nothing to data/.")
+                   "still running or interrupted); starts no simulation, writes nothing to "
+                   "data/.")
 def reproduce(figures, study, show_list, scale, backend, jobs, executor, partition,
               time_limit_min, dry_run, from_committed, partial):
     """Regenerate figures or tables of the papers (run.py reproduce --list names them).

@@ -124,8 +124,14 @@ def test_several_figures_run_as_one_campaign_with_shared_runs_once(monkeypatch):
     R.reproduce_many(["lee-fig9", "lee-overheads"], "smoke", "gem5", say=lambda s: None)
     assert calls == [("run", fig9), ("draw", "lee-fig9"), ("draw", "lee-overheads")]
     calls.clear()      # one figure, or drawing from data/: no campaign of its own
+    R.reproduce_many(["lee-fig9"], "smoke", "gem5", say=lambda s: None)
     R.reproduce_many(["lee-fig9", "lee-overheads"], source="committed", say=lambda s: None)
-    assert [c[0] for c in calls] == ["draw", "draw"]
+    assert [c[0] for c in calls] == ["draw", "draw", "draw"]
+    # Its name goes to SLURM and the logs: no spaces, short, one per set of figures.
+    names = ["lee-fig9", "lee-fig17", "lee-fig18-23", "lee-fig24", "lee-fig25"]
+    assert R.campaign_name(names[:2], "smoke") == "lee-fig9+lee-fig17-smoke"
+    long = R.campaign_name(names, "paper")
+    assert " " not in long and len(long) < 64 and long != R.campaign_name(names[1:], "paper")
     with pytest.raises(UserError, match="lee-nosuch"):
         R.reproduce_many(["lee-fig9", "lee-nosuch"])
 

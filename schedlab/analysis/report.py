@@ -71,8 +71,10 @@ def _micro_schedule_costs(dest: Path) -> list[str]:
         return []
     out = ["<h2>Region scheduling: the cost of a micro-schedule</h2>",
            "<p>From <code>bench/bench_regions.py</code>: memlat under region-unify against "
-           "region-confine on gem5; the time unify loses, divided by its extra "
-           "micro-schedules, and that cost at the paper's 700 micro-schedules per second "
+           "region-confine on gem5; the time unify loses, divided by its micro-schedules "
+           "(the records of 2026-11-26 on: those in the ROI of lee-fig9's runs; earlier "
+           "ones: its extra micro-schedules over a whole run), and that cost at the paper's "
+           "700 micro-schedules per second "
            "and at the rate measured (share of the CPU's time). Which kernel each record "
            "measured: <code>bench/gem5.md</code>, \"Region scheduling: the cost of a "
            "micro-schedule\".</p>",

@@ -56,4 +56,11 @@ def save_committed(frame: pd.DataFrame, path: Path) -> Path:
 
 
 def load_committed(path: Path) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path.is_file() else None
+    """A compact table, None if it is not there; an empty one (a run kind that has no rows
+    of this part, saved as an empty file) as an empty frame."""
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()

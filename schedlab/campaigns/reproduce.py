@@ -16,6 +16,7 @@ on the caption, while a campaign runs or after one was interrupted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -107,12 +108,13 @@ def partial_paths(experiment: Experiment, scale: str, backend: str) -> dict[str,
 
 
 def finished_runs(requests) -> list[Path]:
-    """The run directories of ``requests`` that finished ok in the results store (their
-    ids as the campaign computes them: kernel, image and programs are built if missing)."""
+    """The run directories of ``requests`` that have finished in the results store, ok or
+    with problems, as a campaign's report counts them (their ids as the campaign computes
+    them: kernel, image and programs are built if missing)."""
     from schedlab.campaigns.local import finished_state
     from schedlab.runs import prepare
     dirs = [prepare(r, progress=lambda s: None).dir for r in requests]
-    return [d for d in dirs if finished_state(d) == "done"]
+    return [d for d in dirs if finished_state(d) in ("done", "problems")]
 
 
 def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
@@ -211,9 +213,37 @@ def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5"
     for name in names:
         runnable(name, backend)
     if len(names) > 1 and source == "auto" and can_run(backend):
-        run_requests(shared_requests(names, scale, backend), f"{len(names)} figures-{scale}",
+        run_requests(shared_requests(names, scale, backend), campaign_name(names, scale),
                      jobs, executor, say, slurm or {})
-    return [reproduce(n, scale, backend, jobs, executor, say, source, slurm) for n in names]
+    if source != "partial":
+        return [reproduce(n, scale, backend, jobs, executor, say, source, slurm)
+                for n in names]
+    drawn = []
+    for name in names:     # what has runs so far; the others are said, not fatal
+        try:
+            drawn.append(reproduce(name, scale, backend, jobs, executor, say, source, slurm))
+        except NoFinishedRuns as e:
+            if len(names) == 1:
+                raise
+            say(str(e))
+    if not drawn:
+        raise UserError(f"no finished runs of {', '.join(names)} at {scale} scale on "
+                        f"{backend} in {paths.results_dir()} yet")
+    return drawn
+
+
+def campaign_name(names: list[str], scale: str) -> str:
+    """A campaign's name for its logs and its SLURM job: the figures' names (no spaces),
+    shortened with a hash of them when long."""
+    joined = "+".join(names)
+    if len(joined) > 48:
+        digest = hashlib.sha256(joined.encode()).hexdigest()[:8]
+        joined = f"{names[0]}+{len(names) - 1}-more-{digest}"
+    return f"{joined}-{scale}"
+
+
+class NoFinishedRuns(UserError):
+    """``--partial`` found no finished run of a figure."""
 
 
 def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
@@ -230,9 +260,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     if source == "partial":
         done = finished_runs(requests)
         if not done:
-            raise UserError(f"no finished runs of {name} at {scale} scale on {backend} in "
-                            f"{paths.results_dir()} yet; start them with 'run.py reproduce "
-                            f"{name}' (SCHEDLAB_RESULTS names another store)")
+            raise NoFinishedRuns(f"no finished runs of {name} at {scale} scale on {backend} "
+                                 f"in {paths.results_dir()} yet; start them with 'run.py "
+                                 f"reproduce {name}' (SCHEDLAB_RESULTS names another store)")
         tables = collect(experiment, done)
         where = partial_paths(experiment, scale, backend)
         for part, path in where.items():

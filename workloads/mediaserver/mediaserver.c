@@ -154,7 +154,7 @@ static void write_responses(const char *dir, double roi, int served)
 	for (int i = 0; i < served; i++)
 		fprintf(f, "%.4f,%.4f,%d\n", 1e3 * (arrival[i] - roi), 1e3 * response[i],
 			arrival[i] >= roi);
-	if (fclose(f))
+	if (ferror(f) | fclose(f))	/* both: fclose must run */
 		wl_die("cannot write %s", path);
 }
 
