@@ -90,17 +90,18 @@ def record(request: RunRequest) -> dict:
 
 def derive(records: list[dict]) -> dict | None:
     """Cycles per micro-schedule and the overheads, the mean over the unify runs."""
-    cost = lee.micro_schedule_cost(pd.DataFrame(records))
-    if cost.empty:
+    cost = lee.summary(get("lee-overheads"), {"": pd.DataFrame(records)})
+    if "cycles_per_micro" not in cost:     # no unify run micro-scheduled in its ROI
         return None
+    (c,) = cost.to_dict("records")
     return {"clock_hz": load_machine(records[0]["machine"]).clock_hz,
-            "runs": len(cost), "lost_s": cost["lost_ms"].mean() / 1e3,
-            "micro_schedules": float(cost["micro_in_roi"].mean()),
-            "cycles_per_micro_schedule": cost["cycles_per_micro"].mean(),
-            "insts_per_micro_schedule": cost["insts_per_micro"].mean(),
-            "measured_rate": cost["micro_per_s"].mean(),
-            "overhead_at_paper_rate": cost["overhead_at_700"].mean(),
-            "overhead_at_measured_rate": cost["overhead_measured"].mean()}
+            "runs": int(c["runs"]), "lost_s": c["lost_ms"] / 1e3,
+            "micro_schedules": float(c["micro_in_roi"]),
+            "cycles_per_micro_schedule": c["cycles_per_micro"],
+            "insts_per_micro_schedule": c["insts_per_micro"],
+            "measured_rate": c["micro_per_s"],
+            "overhead_at_paper_rate": c["overhead_at_700"],
+            "overhead_at_measured_rate": c["overhead_measured"]}
 
 
 def table(records: list[dict], derived: dict | None) -> str:

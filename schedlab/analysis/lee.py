@@ -611,7 +611,8 @@ def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame()
     if experiment.name == "lee-overheads" and len(cost := micro_schedule_cost(frame)):
         return cost.groupby(["machine", "region_size", "access_time"]).agg(
-            runs=("rep", "size"), micro_per_s=("micro_per_s", "mean"),
+            runs=("rep", "size"), micro_in_roi=("micro_in_roi", "mean"),
+            lost_ms=("lost_ms", "mean"), micro_per_s=("micro_per_s", "mean"),
             cycles_per_micro=("cycles_per_micro", "mean"),
             insts_per_micro=("insts_per_micro", "mean"),
             overhead_at_700=("overhead_at_700", "mean"),
