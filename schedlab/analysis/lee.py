@@ -147,12 +147,12 @@ def exit_unmapping(changes: pd.DataFrame) -> float | None:
 
 
 def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | None,
-              wall_s: float, begin: float | None = None) -> dict:
-    """The trace's numbers of one job (see the module's docstring); ``begin``: the ROI's
-    mark, None in a trace without marks. The ROI ends at its duration or, if the job ended
-    first (its exec plus its wall time, which counts from before the exec, fall inside),
-    at its exit: the unmapping of its regions there, which is no change of the ROI, or
-    without regions that upper bound."""
+              wall_s: float, marks: dict[str, float] | None = None) -> dict:
+    """The trace's numbers of one job (see the module's docstring); ``marks``: the
+    launcher's ROI marks of the job (``slices.roi_marks``), none in older traces. The ROI
+    ends at its duration or, if the job was reaped first (the end mark, which the launcher
+    writes after it; without marks its exec plus its wall time), at its exit: the unmapping
+    of its regions there, which is no change of the ROI, or without regions that bound."""
     mine = trace[trace["tgid"] == pid]
     execs = mine[mine["event"] == "exec"]
     changes = mine[mine["event"] == "change"]
@@ -161,13 +161,14 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     if execs.empty:
         return out
     t0 = float(execs["ts"].min())
-    start = begin if begin is not None else t0 + warmup
+    marks = marks or {}
+    start = marks.get("begin", t0 + warmup)
+    reaped = marks.get("end", t0 + wall_s)
     end = start + duration if duration else t0 + wall_s
-    ended = bool(duration) and start < t0 + wall_s < end
+    ended = bool(duration) and start < reaped < end
     if ended:
         unmapped = exit_unmapping(changes)
-        end = unmapped if unmapped is not None and start < unmapped <= t0 + wall_s \
-            else t0 + wall_s
+        end = unmapped if unmapped is not None and start < unmapped <= reaped else reaped
     local = changes[changes["type"] == "local"]
     at_roi = {r: s for r, s in region_states(changes, start).items() if s["type"] == "local"}
     in_roi = micro[(micro["ts"] >= start) & (micro["ts"] <= end)]
@@ -213,7 +214,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                 row["trace_lost_events"] = trace_lost(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
                                      req.get("duration"), row["wall_s"],
-                                     marks.get((job["job"], job["rep"]), {}).get("begin")))
+                                     marks.get((job["job"], job["rep"]))))
                 job_pids.add(job["pid"])
                 execs = trace[(trace["tgid"] == job["pid"]) & (trace["event"] == "exec")]
                 if t0 is None and len(execs):
@@ -610,13 +611,9 @@ def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame()
     if experiment.name == "lee-overheads" and len(cost := micro_schedule_cost(frame)):
-        return cost.groupby(["machine", "region_size", "access_time"]).agg(
-            runs=("rep", "size"), micro_in_roi=("micro_in_roi", "mean"),
-            lost_ms=("lost_ms", "mean"), micro_per_s=("micro_per_s", "mean"),
-            cycles_per_micro=("cycles_per_micro", "mean"),
-            insts_per_micro=("insts_per_micro", "mean"),
-            overhead_at_700=("overhead_at_700", "mean"),
-            overhead_measured=("overhead_measured", "mean")).reset_index()
+        per_point = cost.drop(columns="rep").groupby(["machine", "region_size",
+                                                     "access_time"])
+        return per_point.mean().reset_index().assign(runs=per_point.size().to_numpy())
     if experiment.name in ("lee-fig9", "lee-overheads"):
         f = frame.assign(condition=frame["machine"] + " " + _condition(frame))
         return paired_summary(f, "roi_accesses_per_sec", "condition", "policy",

@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schedlab.campaigns.experiment import Experiment
-from schedlab.machine import load_machine, parse_size
+from schedlab.machine import format_size, load_machine, parse_size
 from schedlab.runs import RunRequest, WorkloadRequest
 
 MACHINES = ("clovertown-x5365", "westmere-x5660")
@@ -327,8 +327,18 @@ def _experiment(name, title, matrix, metric, extra="", consolidated=False) -> Ex
                       reductions=_reductions(extra, consolidated))
 
 
-FIG9_SMOKE = ("20 ms ROI, working sets up to 2 x 4 MiB (Westmere also 2 x 8 MiB: its 12 MiB "
-              "L3 holds the smaller pairs whole), access times 2^12 and 2^16")
+def _fig9_smoke() -> str:
+    """Fig. 9's smoke reduction, with each machine's extra size (``region_sizes``)."""
+    base = REGION_SIZES["smoke"]
+    extra = "".join(
+        f" ({m} also 2 x {region_sizes(m, 'smoke')[-1]}: its "
+        f"{format_size(load_machine(m).llc.size)} last-level caches hold each smaller pair "
+        f"whole)" for m in MACHINES if region_sizes(m, "smoke") != base)
+    return (f"20 ms ROI, working sets up to 2 x {base[-1]}{extra}, access times "
+            + " and ".join(f"2^{a.bit_length() - 1}" for a in ACCESS_TIMES["smoke"]))
+
+
+FIG9_SMOKE = _fig9_smoke()
 EXPERIMENTS = (
     _experiment("lee-fig9", "Two-region memlat, unification vs confinement, over working set "
                 "and access time; micro-schedules per second", _fig9, "roi_accesses_per_sec",
@@ -354,6 +364,6 @@ EXPERIMENTS = (
                 "samples, 2 threads) from the start, which may end before its regions are "
                 "mapped", consolidated=True),
     _experiment("lee-overheads", "Cost of one micro-schedule (cycles) and the total overhead "
-                "at about 700 micro-schedules per second", _fig9, "micro_schedule_cycles",
+                "at about 700 micro-schedules per second", _fig9, "cycles_per_micro",
                 FIG9_SMOKE),
 )
