@@ -18,6 +18,12 @@ checkpoint is missing it is made first and its time is reported apart.
     GEM5=/path/to/gem5.fast python3 bench/bench_fixed_cost.py --machines clovertown-e5320 \\
         --json bench/results/fixed-cost-<host>-<date>.json
 
+``--from-store DIR`` splits the finished gem5 runs of a results directory instead (a
+campaign's own runs, no new simulation): the same phases, and for jobs with a warm-up its
+share (the Atomic cores' warming run, part of the experiment rather than of the fixed
+cost), read off gem5's progress lines at the tick where the warm-up began. One record per
+run and a table of medians per machine, workloads and CPU model.
+
 Results go to the JSON file (one record per machine) and a markdown table on stdout;
 bench/gem5.md ("Fixed cost per run") records the runs made on the project's hosts.
 """
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -59,6 +66,72 @@ def split(gem5_json: dict) -> dict:
             "roi_s": round(roi, 1),
             "gem5_process_s": round(total, 1),
             "fixed_s": round(total - roi, 1)}
+
+
+def host_seconds_at(gem5_json: dict, tick: int) -> float:
+    """Host seconds of the gem5 process when the guest reached ``tick``: interpolated
+    between the event and progress lines (each has both clocks) around it."""
+    points = sorted((p["tick"], p["host_s"]) for p in [*gem5_json["events"],
+                                                       *gem5_json.get("progress", [])]
+                    if "tick" in p and "host_s" in p)
+    before = max((p for p in points if p[0] <= tick), default=points[0])
+    after = min((p for p in points if p[0] >= tick), default=points[-1])
+    if after[0] == before[0]:
+        return before[1]
+    return before[1] + (after[1] - before[1]) * (tick - before[0]) / (after[0] - before[0])
+
+
+def from_run(run_dir: Path) -> dict | None:
+    """The record of one finished gem5 run of a results directory (None if it is not one)."""
+    try:
+        info = json.loads((run_dir / "gem5.json").read_text())
+        results = json.loads((run_dir / "results.json").read_text())
+        spec = json.loads((run_dir / "spec.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not results.get("ok") or "workbegin" not in {e["event"] for e in info["events"]}:
+        return None
+    phases = split(info)
+    begin = next(e for e in info["events"] if e["event"] == "workbegin")
+    warmup = max((j.get("warmup") or 0.0 for j in spec["request"]["jobs"]), default=0.0)
+    warm_start = host_seconds_at(info, begin["tick"] - round(warmup * 1e12))
+    warmup_s = round(begin["host_s"] - warm_start, 1) if warmup else 0.0
+    facts = results["facts"]
+    return {"machine": results["machine"], "cpu": info["cpu"], "source": "store",
+            "run_id": run_dir.name,
+            "workloads": "+".join(sorted({j["workload"] for j in spec["request"]["jobs"]})),
+            "warmup_guest_s": warmup, **phases, "warmup_s": warmup_s,
+            "fixed_less_warmup_s": round(phases["fixed_s"] - warmup_s, 1),
+            "guest_uptime": {k: facts[k] for k in facts if k.startswith("uptime.")}}
+
+
+def from_store(store: Path) -> list[dict]:
+    """Records of every finished gem5 run in ``store`` (a results directory)."""
+    runs = [r for d in sorted(store.iterdir()) if d.is_dir() and not d.name.startswith(".")
+            for r in [from_run(d)] if r is not None]
+    if not runs:
+        raise SystemExit(f"{store}: no finished gem5 runs there (a results directory holds "
+                         f"<run-id>/results.json and gem5.json)")
+    return runs
+
+
+STORE_COLUMNS = ("restore_s", "restored_to_workbegin_s", "warmup_s", "roi_s",
+                 "workend_to_exit_s", "gem5_process_s", "fixed_less_warmup_s")
+
+
+def store_table(records: list[dict]) -> str:
+    """Medians per machine, workloads and CPU model (host seconds; n: runs)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault((r["machine"], r["workloads"], r["cpu"], r["warmup_guest_s"]),
+                          []).append(r)
+    lines = ["| machine | workloads | cpu | warm-up (guest s) | n | "
+             + " | ".join(STORE_COLUMNS) + " |", "|" + "---|" * (len(STORE_COLUMNS) + 5)]
+    for (machine, workloads, cpu, warmup), rs in sorted(groups.items()):
+        medians = [f"{statistics.median(r[c] for r in rs):.1f}" for c in STORE_COLUMNS]
+        lines.append(f"| {machine} | {workloads} | {cpu} | {warmup:g} | {len(rs)} | "
+                     + " | ".join(medians) + " |")
+    return "\n".join(lines)
 
 
 def git_head() -> str:
@@ -119,7 +192,12 @@ def phase_table(records: list[dict]) -> str:
 
 
 def tables(records: list[dict]) -> str:
-    return table(records) + "\n\nGuest seconds per phase:\n\n" + phase_table(records)
+    store = [r for r in records if r.get("source") == "store"]
+    bench = [r for r in records if r.get("source") != "store"]
+    parts = ([table(bench), "Guest seconds per phase:", phase_table(bench)] if bench else [])
+    if store:
+        parts += ["Runs of a results directory (medians, host seconds):", store_table(store)]
+    return "\n\n".join(parts)
 
 
 def main() -> int:
@@ -128,10 +206,18 @@ def main() -> int:
                    help="comma-separated catalogue names")
     p.add_argument("--cpu", default="o3", choices=("o3", "timing"),
                    help="the region's cores (Hector's are in-order: timing)")
+    p.add_argument("--from-store", type=Path, metavar="DIR",
+                   help="split the finished gem5 runs of this results directory instead")
     add_record_options(p)
     args = p.parse_args()
     if args.report:
         print_report(args.report, tables)
+        return 0
+    if args.from_store:
+        records = from_store(args.from_store)
+        if args.json:
+            append_records(args.json, records)
+        print(tables(records))
         return 0
     records = []
     with results_dir("schedlab-bench-fixed-"):

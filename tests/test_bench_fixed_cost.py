@@ -42,3 +42,38 @@ def test_phase_table_orders_columns_by_the_runner():
              "begin->job", "spec->job", "job->jobs-done", "jobs-done->end"]
     assert header == "| machine | commit | " + " | ".join(order) + " |"
     assert "| hector | 6eebb64 | - | 1.39 | - | - | 2.15 | - |" in table
+
+
+LEE_RUNS = REPO / "tests" / "data" / "lee-gem5"
+
+
+def test_host_seconds_at_a_tick_interpolates_between_gem5s_lines():
+    info = json.loads((LEE_RUNS / "clovertown-x5365--memlat--4b5d3f80c724" / "gem5.json")
+                      .read_text())
+    points = sorted((p["tick"], p["host_s"]) for p in [*info["events"], *info["progress"]])
+    (t0, h0), (t1, h1) = points[1], points[2]
+    assert bf.host_seconds_at(info, t0) == h0
+    assert abs(bf.host_seconds_at(info, (t0 + t1) // 2) - (h0 + h1) / 2) < 0.01
+
+
+def test_a_stores_runs_split_into_set_up_warm_up_region_and_end(tmp_path):
+    records = bf.from_store(LEE_RUNS)
+    assert len(records) == 3      # the three gem5 runs of the fixture, not its README
+    for r in records:
+        assert r["warmup_guest_s"] in (0.12, 0.17), r
+        # The warm-up is part of the Atomic span before the region, the set-up the rest.
+        assert 0 < r["warmup_s"] < r["restored_to_workbegin_s"], r
+        assert r["fixed_less_warmup_s"] == round(r["fixed_s"] - r["warmup_s"], 1)
+    table = bf.store_table(records)
+    assert "| clovertown-x5365 | memlat | o3 | 0.12 | 2 |" in table, table
+    assert "| clovertown-x5365 | mediaserver | o3 | 0.17 | 1 |" in table, table
+
+
+def test_a_directory_without_gem5_runs_is_refused_in_one_line(tmp_path):
+    (tmp_path / "not-a-run").mkdir()
+    try:
+        bf.from_store(tmp_path)
+    except SystemExit as e:
+        assert "no finished gem5 runs" in str(e) and "\n" not in str(e)
+    else:
+        raise AssertionError("an empty results directory was accepted")
