@@ -30,11 +30,12 @@ def plan_hierarchy(plan: BoardPlan) -> PlanCacheHierarchy:
 
 
 def build_board(plan: BoardPlan, cpu: str, hierarchy: str = "plan",
-                fast_forward: bool = False) -> PlanBoard:
+                fast_forward: bool = False, bypass_caches: bool = False) -> PlanBoard:
     """The board of ``plan`` with ``cpu`` cores ("atomic", "timing", "o3", "kvm").
 
     ``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at the region
-    of interest (FastForwardProcessor); otherwise every core is a ``cpu`` core.
+    of interest (FastForwardProcessor; ``bypass_caches``: NonCaching cores until the
+    guest turns the caches on); otherwise every core is a ``cpu`` core.
     ``hierarchy="stock"`` swaps in gem5's PrivateL1SharedL2CacheHierarchy with the same
     sizes, ``"stock-matched"`` the same with our latencies and no prefetchers (only for
     machines with private L1s and one L2 shared by all cores); they exist to measure our
@@ -42,7 +43,7 @@ def build_board(plan: BoardPlan, cpu: str, hierarchy: str = "plan",
     if hierarchy not in HIERARCHIES:
         raise ValueError(f"unknown hierarchy {hierarchy!r}; choose one of {', '.join(HIERARCHIES)}")
     if fast_forward and cpu != "atomic":
-        processor = FastForwardProcessor(plan.cores, cpu, plan.o3)
+        processor = FastForwardProcessor(plan.cores, cpu, plan.o3, bypass_caches)
     else:
         processor = PlanProcessor(plan.cores, cpu, plan.o3)
     if hierarchy == "plan":

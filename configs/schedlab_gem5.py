@@ -77,6 +77,11 @@ def parse_args():
     p.add_argument("--fast-forward", action="store_true",
                    help="run: restore into Atomic cores, switch to --cpu cores at each m5 "
                         "workbegin and back at each m5 workend (set-up at Atomic speed)")
+    p.add_argument("--bypass-caches", action="store_true",
+                   help="with --fast-forward: restore into NonCaching cores (the caches "
+                        "bypassed and empty) and hand over to Atomic cores with the caches "
+                        "at the guest's m5 switchcpu, which its launcher issues shortly "
+                        "before each region")
     p.add_argument("--sampling", default=None, metavar="U,W,D",
                    help="with --fast-forward: inside each region run Atomic cores and every "
                         "U instructions (of all cores) W detailed warm-up and D measured "
@@ -255,6 +260,7 @@ class RunEvents:
             ExitEvent.MAX_TICK: self.on_slice_end,
             ExitEvent.CHECKPOINT: self.on_checkpoint,
             ExitEvent.FAIL: self.on_context_switch,
+            ExitEvent.SWITCHCPU: self.on_caches_on,
             ExitEvent.WORKBEGIN: self.on_workbegin,
             ExitEvent.WORKEND: self.on_workend,
             ExitEvent.MAX_INSTS: self.on_inst_stop,
@@ -357,10 +363,23 @@ class RunEvents:
         self.switch_handler_s += time.perf_counter() - started
         return None
 
+    def on_caches_on(self, ev) -> int | None:
+        """The launcher's ``m5 switchcpu`` (--caches-on-us), some time before a region:
+        the caches, bypassed so far, warm from here on (NonCaching cores hand over to
+        Atomic ones). Without --bypass-caches, or with the caches on already, nothing to
+        do."""
+        if self.fast_forward and self.board.get_processor().warm_caches():
+            emit("event", event="switched", tick=m5.curTick(), cpu="atomic",
+                 **self._insts_host(3, False))
+        return None
+
     def on_workbegin(self, ev) -> int | None:
         """A region of interest begins: switch the detailed cores in (fast-forward), reset
         the statistics, restart every CPU's task attribution from its current counters.
-        With --sampling the Atomic cores stay in and the region's schedule starts."""
+        With --sampling the Atomic cores with the caches stay in (or come in) and the
+        region's schedule starts."""
+        if self.fast_forward and self.sampling is not None:
+            self.on_caches_on(ev)
         switched = (self.fast_forward and self.sampling is None
                     and self.board.get_processor().switch_to_detailed())
         if switched:
@@ -384,7 +403,7 @@ class RunEvents:
 
     def on_workend(self, ev) -> int | None:
         """A region of interest ends: dump the statistics, close the region's task
-        attribution, hand back to the Atomic cores (fast-forward)."""
+        attribution, hand back to the fast-forward cores."""
         if self.args.workitem_stats:
             m5.stats.dump()
         self._write_attribution(closing_region=True)
@@ -395,11 +414,12 @@ class RunEvents:
             cost["windows"] = self._end_sampling()
         emit("event", event="workend", tick=self.tick, **self._insts_host(3), **cost)
         self.region_start_tick = None
-        if self.fast_forward and self.board.get_processor().switch_to_atomic():
+        processor = self.board.get_processor()
+        if self.fast_forward and processor.switch_to_fast_forward():
             # The detailed cores' statistics stay as they were at the region's end
             # (switched-out cores do not tick); the guest's dumpstats records them.
-            emit("event", event="switched", tick=m5.curTick(), cpu="atomic",
-                 **self._insts_host(3, False))
+            emit("event", event="switched", tick=m5.curTick(),
+                 cpu=processor.fast_forward_model(), **self._insts_host(3, False))
             if self.attribution is not None:  # counters now come from other cores
                 self._rebase_attribution()
         return None
@@ -479,7 +499,7 @@ class RunEvents:
             processor.switch_to_detailed()
             region["_detailed_since"] = started
         else:
-            processor.switch_to_atomic()
+            processor.switch_to_functional_warming()
             region["detailed_host_s"] += started - region.pop("_detailed_since", started)
         region["switch_host_s"] += time.perf_counter() - started
         region["switches"] += 1
@@ -569,6 +589,10 @@ def main() -> int:
         print(f"schedlab: note: {note}", flush=True)
 
     fast_forward = args.mode == "run" and args.fast_forward and cpu not in ("atomic", "kvm")
+    if args.bypass_caches and not fast_forward:
+        print("schedlab: --bypass-caches needs a run with --fast-forward into --cpu timing or "
+              "o3", file=sys.stderr)
+        return 2
     if args.sampling and not fast_forward:
         print("schedlab: --sampling needs a run with --fast-forward into --cpu timing or o3",
               file=sys.stderr)
@@ -578,7 +602,8 @@ def main() -> int:
     except ValueError as e:
         print(f"schedlab: {e}", file=sys.stderr)
         return 2
-    board = build_board(plan, cpu, args.hierarchy, fast_forward=fast_forward)
+    board = build_board(plan, cpu, args.hierarchy, fast_forward=fast_forward,
+                        bypass_caches=args.bypass_caches)
     restore = args.checkpoint_dir if args.mode == "run" else None
     if restore is not None and not (restore / "m5.cpt").is_file():
         print(f"schedlab: no checkpoint in {restore}", file=sys.stderr)

@@ -218,13 +218,18 @@ def _best_backend() -> str:
 @click.option("--fast-forward/--no-fast-forward", default=True, show_default=True,
               help="gem5: run the guest's set-up on Atomic cores and switch to --cpu cores at "
                    "the workload (--no-fast-forward: --cpu cores throughout).")
+@click.option("--warm-caches", type=float, default=None, metavar="SECONDS",
+              help="gem5 fast-forward: bypass the caches (NonCaching cores, about twice as "
+                   "fast) until SECONDS of guest time before each workload's region, so "
+                   "only those last SECONDS of its --warmup warm the caches (default: the "
+                   "caches on throughout).")
 @click.option("--overlay", "overlays", multiple=True, metavar="DIR",
               help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
 @sampling_option
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
         sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
-        numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, overlays,
-        sampling) -> None:
+        numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, warm_caches,
+        overlays, sampling) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     backend = _best_backend() if backend == "auto" else backend
     jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
@@ -235,8 +240,8 @@ def run(machine_name, machines_file, overrides, workload_names, backend, cpu, si
         overrides=overrides, policy=policy, sysctl=_pairs(sysctl, "--sysctl"),
         background=tuple(WorkloadRequest(b) for b in background), boot_args=boot_args,
         cpu=cpu, numa_from=numa_from, timeout=timeout, ready_timeout=ready_timeout,
-        attribute_tasks=attribute_tasks, fast_forward=fast_forward, overlay=overlays,
-        sampling=sampling)
+        attribute_tasks=attribute_tasks, fast_forward=fast_forward, warm_caches=warm_caches,
+        overlay=overlays, sampling=sampling)
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)

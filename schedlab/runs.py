@@ -118,6 +118,12 @@ class RunRequest:
     # gem5 only: run the guest on Atomic cores outside the regions of interest and on
     # ``cpu`` cores inside them (False: everything on ``cpu`` cores).
     fast_forward: bool = True
+    # gem5 fast-forward only: None keeps the caches on throughout (Atomic cores with the
+    # caches from the restore on). Seconds S >= 0: fast-forward on cores whose accesses
+    # bypass the caches (gem5's NonCachingSimpleCPU, about twice as fast) and turn the
+    # caches on S seconds of guest time before each job's region (at the job's start if its
+    # warm-up is shorter), so only the last S seconds warm them.
+    warm_caches: float | None = None
     # Directories whose files are placed at the same paths in the guest (DIR/etc/x -> /etc/x).
     overlay: tuple[str, ...] = ()
     # gem5 only: "U,W,D" or a preset (schedlab.backends.gem5.sampling): inside each region
@@ -196,12 +202,26 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
 
 
 def _job_spec(job: GuestJob) -> dict:
-    """A guest job as the spec records it; ``regions`` only when set, so runs without
-    region scheduling keep their ids."""
+    """A guest job as the spec records it; ``regions`` and ``caches_on_us`` only when set,
+    so runs without them keep their ids."""
     out = asdict(job)
     if out["regions"] == "none":
         del out["regions"]
+    if out["caches_on_us"] is None:
+        del out["caches_on_us"]
     return out
+
+
+def _check_warm_caches(request: RunRequest) -> int | None:
+    """The launcher's --caches-on-us for ``request.warm_caches`` (None: not asked for)."""
+    if request.warm_caches is None:
+        return None
+    if request.backend != "gem5" or not request.fast_forward or request.cpu == "atomic":
+        raise UserError("--warm-caches bypasses the caches while gem5 fast-forwards: it needs "
+                        "--backend gem5 with --fast-forward and --cpu timing or o3")
+    if request.warm_caches < 0:
+        raise UserError(f"--warm-caches must not be negative, not {request.warm_caches} s")
+    return round(request.warm_caches * 1e6)
 
 
 def _check_timeslice(sysctl: dict[str, str], machine: MachineSpec) -> None:
@@ -242,8 +262,10 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
     policy_args = policy.get("workload_args", {})
     regions = policy.get("regions", {})
     jobs: list[GuestJob] = []
+    caches_on_us = _check_warm_caches(request)
     for req in request.jobs:
         job = _guest_job(req, policy_args, user_programs, regions=regions.get("jobs", "none"))
+        job = dataclasses.replace(job, caches_on_us=caches_on_us)
         # Unique names: artifacts are filed under the job name.
         taken = {j.name for j in jobs}
         name, n = job.name, 2
@@ -311,6 +333,8 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         spec["overlay"] = Payload(trees=overlays).identity()
     if request.backend == "gem5":
         spec["fast_forward"] = request.fast_forward
+    if request.warm_caches is not None:  # only when on, so other runs keep their ids
+        spec["warm_caches"] = request.warm_caches
     if sampling is not None:  # only when on, so other runs keep their ids
         spec["sampling"] = sampling.to_dict()
     # What the backend adds is part of the run's identity too: results made with another
@@ -472,7 +496,7 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
         # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
         # itself, so gem5's script must not add a second dump per work item.
         workitem_stats=False, attribute_tasks=req.attribute_tasks,
-        fast_forward=req.fast_forward,
+        fast_forward=req.fast_forward, bypass_caches=req.warm_caches is not None,
         sampling=sampling_plan(req).text() if req.sampling else None)
     return Gem5Job(**{**fields, **changes})
 

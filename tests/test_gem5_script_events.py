@@ -88,7 +88,7 @@ class _FakeCache:
 
 def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
            fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0,
-           sampling: str | None = None) -> dict:
+           sampling: str | None = None, bypass_caches: bool = False) -> dict:
     sys.path[:0] = [str(REPO), str(REPO / "tests")]
     import test_gem5_configs_dry as dry
 
@@ -164,7 +164,8 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                   kernel=Path("/vmlinux"), kernel_args=["console=ttyS0"], cpu=cpu,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
                   progress_seconds=0, max_host_seconds=max_host_seconds,
-                  attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling)
+                  attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
+                  bypass_caches=bypass_caches)
     script = Path(cmd[3])
     sys.argv = cmd[3:]
     import contextlib
@@ -204,9 +205,10 @@ if __name__ != "__main__":
                "script's exit handlers without a gem5 binary")
 
     def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0,
-              sampling=None):
+              sampling=None, bypass=False):
         spec = {"mode": mode, "cpu": cpu, "scenario": scenario, "ff": ff,
-                "attribute": attribute, "max_host": max_host, "sampling": sampling}
+                "attribute": attribute, "max_host": max_host, "sampling": sampling,
+                "bypass": bypass}
         out = subprocess.run([sys.executable, __file__, GEM5_SRC, str(tmp_path),
                               json.dumps(spec)], capture_output=True, text=True, cwd=REPO,
                              timeout=600)
@@ -438,6 +440,50 @@ if __name__ != "__main__":
         assert events(d)[-1] == {"event": "abnormal", "cause": cause.strip(),
                                  "tick": 10 ** 9 + 1000, "code": code}
 
+    def test_bypassed_caches_are_turned_on_by_the_guest_before_the_region(tmp_path):
+        """--bypass-caches: NonCaching cores from the restore; the launcher's m5 switchcpu
+        hands over to Atomic cores with the caches (a second one changes nothing), the
+        region runs on O3 cores, and after it the NonCaching cores come back (gem5's
+        switchCpus writes the caches back and empties them on the way)."""
+        scenario = [["slice", 0], ["switchcpu", 0], ["slice", 0], ["switchcpu", 0],
+                    ["m5_workbegin instruction encountered", 0],
+                    ["m5_workend instruction encountered", 0],
+                    ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", scenario, ff=True, bypass=True)
+        assert d["status"] == 0 and d["left"] == 0, d["lines"]
+        switches = [c[1] for c in d["calls"] if c[0] == "switchCpus"]
+        assert switches == [["X86AtomicSimpleCPU"] * 2, ["X86O3CPU"] * 2,
+                            ["X86NonCachingSimpleCPU"] * 2]
+        ev = events(d)
+        assert [(e["event"], e.get("cpu")) for e in ev] == [
+            ("instantiated", "o3"), ("switched", "atomic"), ("switched", "o3"),
+            ("workbegin", None), ("workend", None), ("switched", "noncaching"),
+            ("exit", None)]
+
+    def test_a_sampled_region_warms_the_caches_it_finds_bypassed(tmp_path):
+        """Sampling between windows needs the caches (functional warming): at the region's
+        start the NonCaching cores hand over to the Atomic ones, which the windows' detailed
+        cores alternate with, and the NonCaching cores come back after the region."""
+        scenario = [["m5_workbegin instruction encountered", 0]] + [[STOP, 0]] * 12 + [
+            ["m5_workend instruction encountered", 0], ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", scenario, ff=True, sampling="20000,6000,6000",
+                  bypass=True)
+        assert d["status"] == 0, d["lines"]
+        switches = [c[1][0] for c in d["calls"] if c[0] == "switchCpus"]
+        assert switches[0] == "X86AtomicSimpleCPU" and switches[-1] == "X86NonCachingSimpleCPU"
+        # Windows and functional warming alternate; the region may end in either.
+        assert len(switches) > 3 and switches[1:-1] == [
+            ("X86O3CPU", "X86AtomicSimpleCPU")[i % 2] for i in range(len(switches) - 2)]
+
+    def test_without_bypassed_caches_the_guests_switchcpu_changes_nothing(tmp_path):
+        scenario = [["switchcpu", 0], ["m5_workbegin instruction encountered", 0],
+                    ["m5_workend instruction encountered", 0],
+                    ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", scenario, ff=True)
+        assert d["status"] == 0
+        switches = [c[1] for c in d["calls"] if c[0] == "switchCpus"]
+        assert switches == [["X86O3CPU"] * 2, ["X86AtomicSimpleCPU"] * 2]
+
     def test_host_time_limit(tmp_path):
         d = drive(tmp_path, "run", "o3", [["slice", 0]] * 50, max_host=1e-9)
         assert d["status"] == 3
@@ -459,4 +505,5 @@ if __name__ == "__main__":
     print(json.dumps(_drive(Path(src) / "src", spec["mode"], spec["cpu"], work,
                             spec["scenario"], fast_forward=spec["ff"],
                             attribute=spec["attribute"], max_host_seconds=spec["max_host"],
-                            sampling=spec.get("sampling"))))
+                            sampling=spec.get("sampling"),
+                            bypass_caches=spec.get("bypass", False))))

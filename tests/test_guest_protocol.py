@@ -6,6 +6,8 @@ import base64
 import gzip
 import subprocess
 
+import pytest
+
 from schedlab.guest.protocol import GuestJob, GuestSpec, parse_console
 
 NASTY = "it's a \"test\" $(rm -rf /) `x` ; & |"
@@ -33,6 +35,37 @@ def test_a_job_joins_region_scheduling_through_the_launcher_only_when_asked():
     spec = GuestSpec(nonce="n", jobs=(GuestJob("w", ("/bin/w",), regions="favour"),),
                      background=(GuestJob("b", ("/bin/b",), regions="join"),)).render()
     assert "--regions favour -- /bin/w" in spec and "--regions join -- /bin/b" in spec
+
+
+def test_the_launcher_turns_the_caches_on_only_when_asked():
+    plain = GuestSpec(nonce="n", jobs=(GuestJob("w", ("/bin/w",), warmup_us=100),)).render()
+    assert "--caches-on-us" not in plain
+    spec = GuestSpec(nonce="n", jobs=(GuestJob("w", ("/bin/w",), warmup_us=100,
+                                               caches_on_us=0),)).render()
+    assert "--warmup-us 100 --caches-on-us 0 -- /bin/w" in spec
+
+
+def test_warm_caches_is_a_gem5_fast_forward_and_part_of_the_runs_identity():
+    from schedlab.errors import UserError
+    from schedlab.runs import RunRequest, WorkloadRequest, gem5_job, prepare
+    job = (WorkloadRequest("memlat", warmup=0.1),)
+    for wrong in (dict(backend="qemu"), dict(backend="gem5", fast_forward=False),
+                  dict(backend="gem5", cpu="atomic")):
+        with pytest.raises(UserError, match="--warm-caches bypasses the caches"):
+            prepare(RunRequest(machine="clovertown-e5320", jobs=job, warm_caches=0.03,
+                               **wrong), progress=lambda line: None)
+    with pytest.raises(UserError, match="must not be negative"):
+        prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5",
+                           warm_caches=-1), progress=lambda line: None)
+    plain = prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5"),
+                    progress=lambda line: None)
+    warm = prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5",
+                              warm_caches=0.03), progress=lambda line: None)
+    assert "--caches-on-us 30000" in warm.guest.render()
+    assert "--caches-on-us" not in plain.guest.render()
+    assert warm.run_id != plain.run_id and "caches_on_us" not in str(plain.spec)
+    assert gem5_job(warm, progress=lambda line: None).bypass_caches
+    assert not gem5_job(plain, progress=lambda line: None).bypass_caches
 
 
 def test_trace_buffer_is_sized_per_backend():

@@ -96,6 +96,13 @@ taskset -c 0 /launch --job spin --rep 0 --nonce n --cpus 0 --policy rr --prio 1 
     --warmup-us 50000 --duration-us 100000 -- sh -c 'while :; do :; done' > /tmp/result
 echo "launch_exit=$?"
 sed -n 's/.*"stopped":\([a-z]*\).*/stopped=\1/p' /tmp/result
+# Once more with the caches turned on 20 ms before the region (gem5's m5 switchcpu; no m5
+# op here): the launcher wakes for it too, inside the spinning workload's warm-up.
+taskset -c 0 /launch --job spin --rep 0 --nonce n --cpus 0 --policy rr --prio 1 \
+    --warmup-us 50000 --caches-on-us 20000 --duration-us 100000 \
+    -- sh -c 'while :; do :; done' > /tmp/result
+echo "caches_launch_exit=$?"
+sed -n 's/.*"stopped":\([a-z]*\).*/caches_stopped=\1/p' /tmp/result
 echo "SCHEDTEST-END"
 poweroff -f
 """
@@ -137,8 +144,11 @@ def _boot_with_launch(tmp_path, init: str, test: str) -> dict[str, str]:
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_the_launcher_keeps_time_on_a_cpu_its_rt_workload_fills(tmp_path):
     """A CFS launcher pinned where its SCHED_RR workload spins never woke again (a gem5 run
-    of study 1 simulated a second of a 6 ms region); as SCHED_FIFO it ends the run."""
-    _boot_with_launch(tmp_path, LAUNCHER_INIT, "launcher")
+    of study 1 simulated a second of a 6 ms region); as SCHED_FIFO it ends the run, also
+    when it wakes once more inside the warm-up to turn the caches on."""
+    values = _boot_with_launch(tmp_path, LAUNCHER_INIT, "launcher")
+    assert (values.get("caches_launch_exit"), values.get("caches_stopped")) == ("0", "true"), \
+        values
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)

@@ -10,14 +10,19 @@ only at boot, but a restored core must not disagree with the kernel's view).
             derives from them (schedlab.backends.gem5.plan.O3Plan documents how);
 - "timing": X86TimingSimpleCPU, our in-order core (gem5 v24's MinorCPU panics on X86 full
             system with an invalid micro-op, so it is not offered);
-- "atomic": X86AtomicSimpleCPU, for booting to the checkpoint;
+- "atomic": X86AtomicSimpleCPU, for booting to the checkpoint and fast-forwarding with the
+            caches on (functional warming);
+- "noncaching": X86NonCachingSimpleCPU, an Atomic core whose accesses bypass the caches
+            (the system in atomic_noncaching mode): fast-forwarding where cache state
+            does not matter, about twice as fast (bench/gem5.md);
 - "kvm":    X86KvmCPU for booting where /dev/kvm works (usePerf off: perf counters are
             not available to guests here). Not usable on this project's hosts.
 
 Boot and direct restores use a PlanProcessor (one model, cores at board.processor.cores<i>
 .core), so an Atomic checkpoint restores into any model. Runs normally use a
 FastForwardProcessor: restored Atomic cores run the guest up to the region of interest,
-then the detailed cores are switched in.
+then the detailed cores are switched in; or restored NonCaching cores hand over to Atomic
+cores with the caches shortly before the region, and those to the detailed cores.
 """
 
 from typing import List, Optional, Sequence
@@ -30,8 +35,8 @@ from gem5.isas import ISA
 
 from schedlab.backends.gem5.plan import CorePlan, O3Plan
 
-CPU_CLASSES = {"atomic": "X86AtomicSimpleCPU", "timing": "X86TimingSimpleCPU",
-               "o3": "X86O3CPU", "kvm": "X86KvmCPU"}
+CPU_CLASSES = {"atomic": "X86AtomicSimpleCPU", "noncaching": "X86NonCachingSimpleCPU",
+               "timing": "X86TimingSimpleCPU", "o3": "X86O3CPU", "kvm": "X86KvmCPU"}
 
 
 def _cpu_class(cpu: str):
@@ -84,46 +89,74 @@ class PlanProcessor(BaseCPUProcessor):
 
 
 class FastForwardProcessor(SwitchableProcessor):
-    """Atomic cores that a run restores into and fast-forwards on, plus switched-out cores
+    """Fast cores that a run restores into and fast-forwards on, plus switched-out cores
     of the detailed model that take over for each region of interest.
 
-    The atomic cores sit where the boot's cores sat (board.processor.cores<i>.core), so the
+    The fast cores sit where the boot's cores sat (board.processor.cores<i>.core), so the
     boot checkpoint restores into them; the detailed ones are board.processor.detailed<i>
     .core, which is where their statistics appear. Restoring straight into detailed cores
     would simulate the runner's set-up (reading the specification, reporting the topology,
-    applying the policy: tens of millions of instructions) at detailed speed."""
+    applying the policy: tens of millions of instructions) at detailed speed.
 
-    def __init__(self, cores: Sequence[CorePlan], cpu: str, o3: Optional[O3Plan] = None):
+    The fast cores are Atomic cores with the caches, so the caches are warm wherever the
+    region begins; or, with ``bypass_caches``, NonCaching cores (the system in
+    atomic_noncaching mode), whose accesses skip the caches' lookups and leave them empty,
+    and Atomic cores (board.processor.warming<i>.core) take over for the last stretch
+    before each region (:meth:`warm_caches`) to fill them. Handing back from cores that
+    used the caches to NonCaching ones writes every cache back and empties it (gem5's
+    switchCpus), so no stale line survives the bypassed stretch."""
+
+    def __init__(self, cores: Sequence[CorePlan], cpu: str, o3: Optional[O3Plan] = None,
+                 bypass_caches: bool = False):
         """
-        :param cores: the machine's cores in index order, with their CPUID values (Atomic
-            and detailed cores alike carry them).
+        :param cores: the machine's cores in index order, with their CPUID values (every
+            model's cores carry them).
         :param cpu: the detailed model switched in for regions: "timing" or "o3".
         :param o3: pipeline widths, ROB, queue and register-file sizes (needed for "o3").
+        :param bypass_caches: fast-forward on NonCaching cores, with Atomic cores to warm
+            the caches before each region.
         """
-        super().__init__(switchable_cores={"cores": make_cores(cores, "atomic"),
-                                           "detailed": make_cores(cores, cpu, o3)},
-                         starting_cores="cores")
-        self._detailed_in = False
+        sets = {"cores": make_cores(cores, "noncaching" if bypass_caches else "atomic"),
+                "detailed": make_cores(cores, cpu, o3)}
+        if bypass_caches:
+            sets["warming"] = make_cores(cores, "atomic")
+        super().__init__(switchable_cores=sets, starting_cores="cores")
+        self._bypass_caches = bypass_caches
+        self._in = "cores"
 
     def incorporate_processor(self, board) -> None:
         super().incorporate_processor(board)
-        board.set_mem_mode(MemMode.ATOMIC)
+        board.set_mem_mode(MemMode.ATOMIC_NONCACHING if self._bypass_caches
+                           else MemMode.ATOMIC)
+
+    def _switch(self, to: str) -> bool:
+        if self._in == to:
+            return False
+        self.switch_to_processor(to)
+        self._in = to
+        return True
 
     def switch_to_detailed(self) -> bool:
         """Swap the detailed cores in; False if they already are."""
-        if self._detailed_in:
-            return False
-        self.switch_to_processor("detailed")
-        self._detailed_in = True
-        return True
+        return self._switch("detailed")
 
-    def switch_to_atomic(self) -> bool:
-        """Swap the Atomic cores back in (after a region); False if they already are."""
-        if not self._detailed_in:
-            return False
-        self.switch_to_processor("cores")
-        self._detailed_in = False
-        return True
+    def warm_caches(self) -> bool:
+        """Hand the fast-forward to cores with the caches: from NonCaching cores to the
+        Atomic ones; False if the caches are on already (or never were bypassed)."""
+        return self._in == "cores" and self._bypass_caches and self._switch("warming")
+
+    def switch_to_functional_warming(self) -> bool:
+        """Atomic cores with the caches (between a sampled region's windows); False if they
+        are in already."""
+        return self._switch("warming" if self._bypass_caches else "cores")
+
+    def switch_to_fast_forward(self) -> bool:
+        """Back to the fast cores (after a region); False if they are in already."""
+        return self._switch("cores")
+
+    def fast_forward_model(self) -> str:
+        """The fast-forward cores' model, as event lines name it."""
+        return "noncaching" if self._bypass_caches else "atomic"
 
     def schedule_inst_stops(self, distances: dict) -> None:
         """An exit (ExitEvent.MAX_INSTS) when core ``cpu`` of the cores now in has committed

@@ -19,6 +19,13 @@
  * the warm-up runs on the Atomic cores, whose caches are the detailed cores' caches). If the
  * workload ends during the warm-up the result says "ended_in_warmup":true.
  *
+ * With --caches-on-us C (gem5 runs that fast-forward with the caches bypassed) the launcher
+ * issues m5 switchcpu C microseconds before the region begins, or before the workload starts
+ * if its warm-up is not longer than C: gem5 then hands the guest from cores whose accesses
+ * bypass the caches (fast, but the caches stay cold) to Atomic cores with the caches, so
+ * that they are warm when the region begins. The m5 op, not a timer of gem5's, because only
+ * the guest knows when its workload started.
+ *
  * The workload learns when the region of interest begins from SCHEDLAB_ROI_START_NS
  * (CLOCK_MONOTONIC nanoseconds: its start plus the warm-up, its start without one), so a
  * workload that reports over its whole life (accesses per second, response times) can also
@@ -50,7 +57,8 @@
  *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
- *               [--regions none|join|favour] [--mark-roi] [--background] -- CMD [ARGS...]
+ *               [--caches-on-us C] [--regions none|join|favour] [--mark-roi] [--background]
+ *               -- CMD [ARGS...]
  *        launch --promote PID
  */
 #define _GNU_SOURCE
@@ -256,7 +264,7 @@ int main(int argc, char **argv)
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
 	const char *m5_mode = "none", *out = NULL, *regions = "none";
 	int rep = 0, prio = 0, background = 0, mark = 0, i, fds[2], go[2];
-	long long duration_us = 0, warmup_us = 0;
+	long long duration_us = 0, warmup_us = 0, caches_on_us = -1;
 	int ended_in_warmup = 0;
 	cpu_set_t set;
 	struct sched_param param;
@@ -301,6 +309,8 @@ int main(int argc, char **argv)
 			duration_us = atoll(val);
 		else if (!strcmp(opt, "--warmup-us"))
 			warmup_us = atoll(val);
+		else if (!strcmp(opt, "--caches-on-us"))
+			caches_on_us = atoll(val);
 		else if (!strcmp(opt, "--regions"))
 			regions = val;
 		else
@@ -353,6 +363,9 @@ int main(int argc, char **argv)
 		die("pipe", strerror(errno));
 	if (mark)
 		trace_marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+	/* The whole warm-up (and the workload's start) on the caches. */
+	if (caches_on_us >= warmup_us)
+		m5(M5_SWITCHCPU);
 	if (!warmup_us) {
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
@@ -407,6 +420,14 @@ int main(int argc, char **argv)
 	if (write(go[1], "", 1) != 1)
 		die("cannot start the workload", strerror(errno));
 	close(go[1]);
+	if (caches_on_us >= 0 && caches_on_us < warmup_us) {
+		uint64_t on = roi_start - (uint64_t)caches_on_us * 1000;
+		struct timespec until = { on / 1000000000ULL, on % 1000000000ULL };
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+		m5(M5_SWITCHCPU);
+	}
 	if (warmup_us) {
 		/*
 		 * Until the announced start, not for W from here: forking and placing the

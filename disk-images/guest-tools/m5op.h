@@ -31,6 +31,7 @@ enum m5_func {
 	M5_CHECKPOINT = 0x43,
 	M5_WRITEFILE = 0x4f,
 	M5_READFILE = 0x50,
+	M5_SWITCHCPU = 0x52,
 	M5_WORKBEGIN = 0x5a,
 	M5_WORKEND = 0x5b,
 };
@@ -72,6 +73,7 @@ static inline uint64_t m5_op(unsigned int func, uint64_t a0, uint64_t a1, uint64
 	case M5_CHECKPOINT: return M5_INSN(0x43, a0, a1, a2, a3);
 	case M5_WRITEFILE: return M5_INSN(0x4f, a0, a1, a2, a3);
 	case M5_READFILE: return M5_INSN(0x50, a0, a1, a2, a3);
+	case M5_SWITCHCPU: return M5_INSN(0x52, a0, a1, a2, a3);
 	case M5_WORKBEGIN: return M5_INSN(0x5a, a0, a1, a2, a3);
 	case M5_WORKEND: return M5_INSN(0x5b, a0, a1, a2, a3);
 	}

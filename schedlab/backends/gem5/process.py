@@ -30,7 +30,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
             max_host_seconds: float = 0.0, max_region_seconds: float = 0.0,
             hierarchy: str = "plan",
             workitem_stats: bool = True, attribute_tasks: bool = False,
-            fast_forward: bool = False, sampling: str | None = None) -> list[str]:
+            fast_forward: bool = False, bypass_caches: bool = False,
+            sampling: str | None = None) -> list[str]:
     """The gem5 command line (stdout/stderr are redirected by the caller)."""
     cmd = [str(binary), "--outdir", str(outdir), str(SCRIPT), "--mode", mode,
            "--machine-json", str(machine_json), "--kernel", str(kernel),
@@ -51,6 +52,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--attribute-tasks"]
     if fast_forward:
         cmd += ["--fast-forward"]
+    if bypass_caches:
+        cmd += ["--bypass-caches"]
     if sampling:
         cmd += ["--sampling", sampling]
     return cmd

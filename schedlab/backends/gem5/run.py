@@ -50,6 +50,9 @@ class Gem5Job:
     workbegin`` and dumps them at ``m5 workend`` (False when the guest's launcher does it).
     ``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at each ``m5
     workbegin``, back at each ``m5 workend`` (False: ``cpu`` cores throughout).
+    ``bypass_caches``: fast-forward on NonCaching cores, whose accesses bypass the caches,
+    until the guest's launcher turns the caches on (``m5 switchcpu``, before each region;
+    RunRequest.warm_caches); then Atomic cores with the caches.
     ``sampling``: "U,W,D" (schedlab.backends.gem5.sampling): inside each region Atomic
     cores, and ``cpu`` cores for sampled windows only (needs ``fast_forward``).
     """
@@ -66,6 +69,7 @@ class Gem5Job:
     workitem_stats: bool = True
     attribute_tasks: bool = False
     fast_forward: bool = True
+    bypass_caches: bool = False
     boot_cpu: str = "atomic"
     sampling: str | None = None
 
@@ -74,6 +78,9 @@ class Gem5Job:
             raise UserError(f"unknown gem5 CPU {self.cpu!r}; choose one of {', '.join(CPU_TYPES)}")
         if self.sampling and (not self.fast_forward or self.cpu == "atomic"):
             raise UserError("sampling switches Atomic cores to detailed ones: it needs "
+                            "--fast-forward and --cpu timing or o3")
+        if self.bypass_caches and (not self.fast_forward or self.cpu == "atomic"):
+            raise UserError("bypassing the caches is a way of fast-forwarding: it needs "
                             "--fast-forward and --cpu timing or o3")
 
 
@@ -116,7 +123,8 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
                   cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
                   hierarchy=job.hierarchy, workitem_stats=job.workitem_stats,
                   attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward,
-                  sampling=job.sampling, max_region_seconds=job.region_limit or 0.0)
+                  bypass_caches=job.bypass_caches, sampling=job.sampling,
+                  max_region_seconds=job.region_limit or 0.0)
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
             "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
             "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
