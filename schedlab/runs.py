@@ -198,7 +198,8 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
     if req.warmup and for_background:
         raise UserError("a background workload has no region of interest to warm up for")
     return GuestJob(name, tuple(argv), req.reps, req.cpus, req.sched, req.prio,
-                    0 if for_background else duration_us, round(req.warmup * 1e6), regions)
+                    duration_us=0 if for_background else duration_us,
+                    warmup_us=round(req.warmup * 1e6), regions=regions)
 
 
 def _job_spec(job: GuestJob) -> dict:

@@ -57,12 +57,16 @@ def test_warm_caches_is_a_gem5_fast_forward_and_part_of_the_runs_identity():
     with pytest.raises(UserError, match="must not be negative"):
         prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5",
                            warm_caches=-1), progress=lambda line: None)
-    plain = prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5"),
-                    progress=lambda line: None)
+    # A region policy's job joins region scheduling either way (the launcher's options are
+    # independent of each other).
+    plain = prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5",
+                               policy="region-confine"), progress=lambda line: None)
     warm = prepare(RunRequest(machine="clovertown-e5320", jobs=job, backend="gem5",
-                              warm_caches=0.03), progress=lambda line: None)
-    assert "--caches-on-us 30000" in warm.guest.render()
+                              policy="region-confine", warm_caches=0.03),
+                   progress=lambda line: None)
+    assert "--caches-on-us 30000 --regions join -- " in warm.guest.render()
     assert "--caches-on-us" not in plain.guest.render()
+    assert "--regions join -- " in plain.guest.render()
     assert warm.run_id != plain.run_id and "caches_on_us" not in str(plain.spec)
     assert gem5_job(warm, progress=lambda line: None).bypass_caches
     assert not gem5_job(plain, progress=lambda line: None).bypass_caches
