@@ -160,6 +160,14 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
     clock = load_machine("clovertown-e5320-mup").clock_hz
     assert run_host_seconds(warmed) - run_host_seconds(unwarmed) == pytest.approx(
         2 * 0.1 * clock * 2 / ATOMIC_IPS)
+    # With the caches bypassed until 30 ms before the region, the first 70 ms of the
+    # warm-up run BYPASS_SPEEDUP times as fast.
+    from dataclasses import replace
+
+    from schedlab.campaigns.cost import BYPASS_SPEEDUP
+    bypassed = replace(warmed, warm_caches=0.03)
+    assert run_host_seconds(bypassed) - run_host_seconds(unwarmed) == pytest.approx(
+        2 * (0.03 + 0.07 / BYPASS_SPEEDUP) * clock * 2 / ATOMIC_IPS)
     # A parallel program keeps its threads busy: the ray tracer's smoke size runs two, its
     # own --threads overrides that, and a user's program counts only its own arguments.
     from schedlab.campaigns.cost import busy_cpus
