@@ -181,3 +181,14 @@ def test_submit_without_slurm_is_a_clear_error(monkeypatch, results_dir):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(UserError, match="sbatch"):
         slurm.submit(campaign(), name="x", wait=False, progress=lambda m: None)
+
+
+def test_a_tasks_log_tail_keeps_slurms_own_word_on_how_it_ended(tmp_path):
+    from schedlab.campaigns.slurm import LOG_TAIL_LINES, _log_tail
+    log = tmp_path / "task.log"
+    cancel = "slurmstepd-node1: error: *** JOB 7 ON node1 CANCELLED AT 2026-11-26T13:40:01 ***"
+    log.write_text("\n".join(["started", cancel] + [f"  traceback line {i}"
+                                                      for i in range(LOG_TAIL_LINES + 5)]))
+    tail = _log_tail(log).splitlines()
+    assert tail[0] == cancel and tail[-1] == f"  traceback line {LOG_TAIL_LINES + 4}"
+    assert len(tail) == LOG_TAIL_LINES + 1 and "started" not in tail

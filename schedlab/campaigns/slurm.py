@@ -423,7 +423,12 @@ def _log_tail(log: Path | None) -> str:
         return (f"(no log at {log}: the task never started, or the log directory is not on a "
                 f"filesystem the nodes share)")
     lines = log.read_text(errors="replace").splitlines()
-    return "\n".join(lines[-LOG_TAIL_LINES:])
+    tail = lines[-LOG_TAIL_LINES:]
+    # SLURM's own word on why a task ended ("slurmstepd-NODE: error: *** JOB ... CANCELLED"),
+    # written when it signals the task, comes before whatever the task prints as it
+    # unwinds, and a long traceback pushes it out of the tail: keep it.
+    said = [ln for ln in lines[:-LOG_TAIL_LINES] if ln.startswith("slurmstepd")]
+    return "\n".join(said + tail)
 
 
 def _slurm(*args: str) -> subprocess.CompletedProcess:
