@@ -219,8 +219,8 @@ def _best_backend() -> str:
               help="gem5: run the guest's set-up on Atomic cores and switch to --cpu cores at "
                    "the workload (--no-fast-forward: --cpu cores throughout).")
 @click.option("--warm-caches", type=float, default=None, metavar="SECONDS",
-              help="gem5 fast-forward: bypass the caches (NonCaching cores, about twice as "
-                   "fast) until SECONDS of guest time before each workload's region, so "
+              help="gem5 fast-forward: bypass the caches (NonCaching cores, about 1.6 "
+                   "times as fast) until SECONDS of guest time before each workload's region, so "
                    "only those last SECONDS of its --warmup warm the caches (default: the "
                    "caches on throughout).")
 @click.option("--overlay", "overlays", multiple=True, metavar="DIR",

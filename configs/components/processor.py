@@ -14,7 +14,7 @@ only at boot, but a restored core must not disagree with the kernel's view).
             caches on (functional warming);
 - "noncaching": X86NonCachingSimpleCPU, an Atomic core whose accesses bypass the caches
             (the system in atomic_noncaching mode): fast-forwarding where cache state
-            does not matter, about twice as fast (bench/gem5.md);
+            does not matter, about 1.6 times as fast (bench/gem5.md);
 - "kvm":    X86KvmCPU for booting where /dev/kvm works (usePerf off: perf counters are
             not available to guests here). Not usable on this project's hosts.
 
