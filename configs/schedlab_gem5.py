@@ -28,6 +28,7 @@ unexpected exit), 3 a tick or host-time limit was reached.
 """
 
 import argparse
+import atexit
 import json
 import sys
 import time
@@ -71,6 +72,9 @@ def parse_args():
     p.add_argument("--no-workitem-stats", dest="workitem_stats", action="store_false",
                    help="leave statistics alone at m5 workbegin/workend (the guest resets "
                         "and dumps them itself)")
+    p.add_argument("--no-exit-stats", dest="exit_stats", action="store_false",
+                   help="run: no statistics dump when the run ends well (gem5 dumps the whole "
+                        "run's statistics at exit; the guest has dumped each region's)")
     p.add_argument("--attribute-tasks", action="store_true",
                    help="attribute per-CPU counters to tasks at the guest kernel's "
                         "context-switch m5 op (m5_fail with code prev_pid << 8 | cpu)")
@@ -620,7 +624,12 @@ def main() -> int:
     board._post_instantiate()
     emit("event", event="instantiated", tick=m5.curTick(), host_s=round(time.time() - t0, 3),
          mode=args.mode, cpu=cpu, restored=bool(restore))
-    return RunEvents(args, plan, board, cpu, fast_forward, outdir).simulate()
+    status = RunEvents(args, plan, board, cpu, fast_forward, outdir).simulate()
+    if status == 0 and not args.exit_stats:
+        # m5.simulate registers a dump of every statistic for the interpreter's exit: the
+        # whole run's, which no run reads, and on Hector half of a 13 MB stats.txt.
+        atexit.unregister(m5.stats.dump)
+    return status
 
 
 if __name__ == "__m5_main__" or __name__ == "__main__":

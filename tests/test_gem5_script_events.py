@@ -12,6 +12,7 @@ checked for every kind of exit. Skipped unless GEM5_SRC names a gem5 source tree
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -88,7 +89,8 @@ class _FakeCache:
 
 def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
            fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0,
-           sampling: str | None = None, bypass_caches: bool = False) -> dict:
+           sampling: str | None = None, bypass_caches: bool = False,
+           exit_stats: bool = True) -> dict:
     sys.path[:0] = [str(REPO), str(REPO / "tests")]
     import test_gem5_configs_dry as dry
 
@@ -136,6 +138,8 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
 
     def simulate(ticks):
         assert ticks > 0
+        if not asked:   # as gem5's first m5.simulate does
+            atexit.register(m5.stats.dump)
         clock["steps"] += 1
         asked.append(ticks)
         cause, code = pending.pop(0)
@@ -165,7 +169,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
                   progress_seconds=0, max_host_seconds=max_host_seconds,
                   attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
-                  bypass_caches=bypass_caches)
+                  bypass_caches=bypass_caches, exit_stats=exit_stats)
     script = Path(cmd[3])
     sys.argv = cmd[3:]
     import contextlib
@@ -178,6 +182,11 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                  {"__file__": str(script), "__name__": "__m5_main__"})
         except SystemExit as e:
             status = e.code
+    # What the interpreter's exit would do after the script (gem5's exit dump, if left).
+    before_exit = len(calls)
+    atexit._run_exitfuncs()
+    at_exit = calls[before_exit:]
+    del calls[before_exit:]
     lines = []
     for line in out.getvalue().splitlines():
         kind, _, data = line.partition(" ")
@@ -188,7 +197,8 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
         else:
             lines.append([line])
     attribution, sampled = work / "attribution.json", work / "sampling.json"
-    return {"status": status, "lines": lines, "calls": calls, "left": len(pending),
+    return {"status": status, "lines": lines, "calls": calls, "at_exit": at_exit,
+            "left": len(pending),
             "asked": asked,
             "attribution": json.loads(attribution.read_text()) if attribution.exists() else None,
             "sampling": json.loads(sampled.read_text()) if sampled.exists() else None}
@@ -205,10 +215,11 @@ if __name__ != "__main__":
                "script's exit handlers without a gem5 binary")
 
     def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0,
-              sampling=None, bypass=False):
+              sampling=None, bypass=False, exit_stats=True):
+        tmp_path.mkdir(parents=True, exist_ok=True)
         spec = {"mode": mode, "cpu": cpu, "scenario": scenario, "ff": ff,
                 "attribute": attribute, "max_host": max_host, "sampling": sampling,
-                "bypass": bypass}
+                "bypass": bypass, "exit_stats": exit_stats}
         out = subprocess.run([sys.executable, __file__, GEM5_SRC, str(tmp_path),
                               json.dumps(spec)], capture_output=True, text=True, cwd=REPO,
                              timeout=600)
@@ -484,6 +495,20 @@ if __name__ != "__main__":
         switches = [c[1] for c in d["calls"] if c[0] == "switchCpus"]
         assert switches == [["X86O3CPU"] * 2, ["X86AtomicSimpleCPU"] * 2]
 
+    def test_exit_stats_dump_left_out_only_when_asked_and_the_run_ended_well(tmp_path):
+        run = [["m5_workbegin instruction encountered", 0],
+               ["m5_workend instruction encountered", 0],
+               ["m5_exit instruction encountered", 0]]
+        kept = drive(tmp_path / "kept", "run", "o3", run, ff=True)
+        assert kept["status"] == 0 and kept["at_exit"] == [["stats.dump"]]
+        left_out = drive(tmp_path / "left", "run", "o3", run, ff=True, exit_stats=False)
+        assert left_out["status"] == 0 and left_out["at_exit"] == []
+        assert left_out["calls"][1:] == kept["calls"][1:]   # [0]: the checkpoint's path
+        # A run that did not end well keeps gem5's dump (what there is to look at).
+        failed = drive(tmp_path / "failed", "run", "o3", [["slice", 0]] * 50, max_host=1e-9,
+                       exit_stats=False)
+        assert failed["status"] == 3 and failed["at_exit"] == [["stats.dump"]]
+
     def test_host_time_limit(tmp_path):
         d = drive(tmp_path, "run", "o3", [["slice", 0]] * 50, max_host=1e-9)
         assert d["status"] == 3
@@ -506,4 +531,5 @@ if __name__ == "__main__":
                             spec["scenario"], fast_forward=spec["ff"],
                             attribute=spec["attribute"], max_host_seconds=spec["max_host"],
                             sampling=spec.get("sampling"),
-                            bypass_caches=spec.get("bypass", False))))
+                            bypass_caches=spec.get("bypass", False),
+                            exit_stats=spec.get("exit_stats", True))))

@@ -29,7 +29,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
             readfile: Path | None = None, progress_seconds: float = 30.0,
             max_host_seconds: float = 0.0, max_region_seconds: float = 0.0,
             hierarchy: str = "plan",
-            workitem_stats: bool = True, attribute_tasks: bool = False,
+            workitem_stats: bool = True, exit_stats: bool = True,
+            attribute_tasks: bool = False,
             fast_forward: bool = False, bypass_caches: bool = False,
             sampling: str | None = None) -> list[str]:
     """The gem5 command line (stdout/stderr are redirected by the caller)."""
@@ -48,6 +49,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--hierarchy", hierarchy]
     if not workitem_stats:
         cmd += ["--no-workitem-stats"]
+    if not exit_stats:
+        cmd += ["--no-exit-stats"]
     if attribute_tasks:
         cmd += ["--attribute-tasks"]
     if fast_forward:
