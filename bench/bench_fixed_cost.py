@@ -18,6 +18,11 @@ checkpoint is missing it is made first and its time is reported apart.
     GEM5=/path/to/gem5.fast python3 bench/bench_fixed_cost.py --machines clovertown-e5320 \\
         --json bench/results/fixed-cost-<host>-<date>.json
 
+``--request EXPERIMENT:K`` runs the K-th smoke-scale gem5 request of a campaign's experiment
+instead of memlat (its own workloads, as the campaign runs them), e.g. a Hector run of
+``brecht-fig1``; ``--warm-caches S`` runs the request with the caches bypassed until S
+seconds before its region (RunRequest.warm_caches), to compare with the same request without.
+
 ``--from-store DIR`` splits the finished gem5 runs of a results directory instead (a
 campaign's own runs, no new simulation): the same phases, and for jobs with a warm-up its
 share (the Atomic cores' warming run, part of the experiment rather than of the fixed
@@ -31,6 +36,7 @@ bench/gem5.md ("Fixed cost per run") records the runs made on the project's host
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -41,6 +47,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from records import add_record_options, append_records, print_report, results_dir  # noqa: E402
+from schedlab.campaigns.reproduce import runnable  # noqa: E402
+from schedlab.errors import UserError  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
 WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
@@ -64,6 +72,8 @@ def split(gem5_json: dict) -> dict:
             "workend_to_exit_s": round(done["host_s"] - end["host_s"], 1),
             "workend_to_exit_insts": done["insts"] - end["insts"],
             "roi_s": round(roi, 1),
+            # gem5 after the guest's m5 exit: statistics dump, teardown.
+            "exit_to_end_s": round(total - done["host_s"], 1),
             "gem5_process_s": round(total, 1),
             "fixed_s": round(total - roi, 1)}
 
@@ -116,7 +126,7 @@ def from_store(store: Path) -> list[dict]:
 
 
 STORE_COLUMNS = ("restore_s", "restored_to_workbegin_s", "warmup_s", "roi_s",
-                 "workend_to_exit_s", "gem5_process_s", "fixed_less_warmup_s")
+                 "workend_to_exit_s", "exit_to_end_s", "gem5_process_s", "fixed_less_warmup_s")
 
 
 def store_table(records: list[dict]) -> str:
@@ -128,9 +138,26 @@ def store_table(records: list[dict]) -> str:
     lines = ["| machine | workloads | cpu | warm-up (guest s) | n | "
              + " | ".join(STORE_COLUMNS) + " |", "|" + "---|" * (len(STORE_COLUMNS) + 5)]
     for (machine, workloads, cpu, warmup), rs in sorted(groups.items()):
-        medians = [f"{statistics.median(r[c] for r in rs):.1f}" for c in STORE_COLUMNS]
+        # Records made before a column existed lack it.
+        medians = [f"{statistics.median(v):.1f}" if (v := [r[c] for r in rs if c in r]) else "-"
+                   for c in STORE_COLUMNS]
         lines.append(f"| {machine} | {workloads} | {cpu} | {warmup:g} | {len(rs)} | "
                      + " | ".join(medians) + " |")
+    return "\n".join(lines)
+
+
+def request_table(records: list[dict]) -> str:
+    """One line per campaign request run (host seconds)."""
+    cols = ("restore_s", "restored_to_workbegin_s", "restored_to_workbegin_insts",
+            "warmup_s", "roi_s", "workend_to_exit_s", "exit_to_end_s", "gem5_process_s",
+            "fixed_less_warmup_s")
+    lines = ["| machine | request | warm caches (s) | commit | " + " | ".join(cols) + " |",
+             "|" + "---|" * (len(cols) + 4)]
+    for r in records:
+        label = ",".join(f"{k}={v}" for k, v in sorted(r.get("label", {}).items()))
+        warm = "-" if r.get("warm_caches") is None else f"{r['warm_caches']:g}"
+        lines.append(f"| {r['machine']} | {label} | {warm} | {r['commit']} | "
+                     + " | ".join(str(r.get(c, "-")) for c in cols) + " |")
     return "\n".join(lines)
 
 
@@ -153,6 +180,31 @@ def bench_machine(name: str, cpu: str) -> dict:
             "checkpoint_boot_s": info["checkpoint"]["host_seconds"],
             "console_bytes": (run_dir / "console.log").stat().st_size,
             **split(info), "guest_uptime": up}
+
+
+def campaign_request(spec: str) -> RunRequest:
+    """The K-th smoke-scale gem5 request of experiment NAME (``NAME:K``)."""
+    name, _, index = spec.partition(":")
+    requests = runnable(name, "gem5").requests("smoke", "gem5")
+    if not index.isdigit() or int(index) >= len(requests):
+        raise UserError(f"--request {spec}: give NAME:K with K from 0 to {len(requests) - 1} "
+                        f"({name} has {len(requests)} smoke requests on gem5)")
+    return requests[int(index)]
+
+
+def bench_request(request: RunRequest, warm_caches: float | None) -> dict:
+    """One run of a campaign's request (optionally with the caches bypassed), split as the
+    store's runs are."""
+    request = dataclasses.replace(request, warm_caches=warm_caches)
+    prepared = prepare(request, progress=print)
+    run_dir = execute(prepared, progress=print)
+    record = from_run(run_dir)
+    if record is None:
+        results = json.loads((run_dir / "results.json").read_text())
+        raise SystemExit(f"{run_dir}: the run failed: {results.get('errors')}")
+    info = json.loads((run_dir / "gem5.json").read_text())
+    return {**record, "source": "request", "commit": git_head(), "warm_caches": warm_caches,
+            "label": request.label, "checkpoint_boot_s": info["checkpoint"]["host_seconds"]}
 
 
 def table(records: list[dict]) -> str:
@@ -193,10 +245,13 @@ def phase_table(records: list[dict]) -> str:
 
 def tables(records: list[dict]) -> str:
     store = [r for r in records if r.get("source") == "store"]
-    bench = [r for r in records if r.get("source") != "store"]
+    bench = [r for r in records if r.get("source") not in ("store", "request")]
+    requests = [r for r in records if r.get("source") == "request"]
     parts = ([table(bench), "Guest seconds per phase:", phase_table(bench)] if bench else [])
     if store:
         parts += ["Runs of a results directory (medians, host seconds):", store_table(store)]
+    if requests:
+        parts += ["Campaign requests (host seconds):", request_table(requests)]
     return "\n\n".join(parts)
 
 
@@ -206,6 +261,11 @@ def main() -> int:
                    help="comma-separated catalogue names")
     p.add_argument("--cpu", default="o3", choices=("o3", "timing"),
                    help="the region's cores (Hector's are in-order: timing)")
+    p.add_argument("--request", metavar="EXPERIMENT:K",
+                   help="run the K-th smoke gem5 request of a campaign experiment instead")
+    p.add_argument("--warm-caches", type=float, default=None, metavar="S",
+                   help="with --request: bypass the caches until S guest seconds before the "
+                        "region")
     p.add_argument("--from-store", type=Path, metavar="DIR",
                    help="split the finished gem5 runs of this results directory instead")
     add_record_options(p)
@@ -220,6 +280,18 @@ def main() -> int:
         print(tables(records))
         return 0
     records = []
+    if args.request:
+        try:
+            request = campaign_request(args.request)
+        except UserError as e:
+            raise SystemExit(f"bench_fixed_cost: {e}") from None
+        with results_dir("schedlab-bench-fixed-"):
+            records.append(bench_request(request, args.warm_caches))
+        print(json.dumps(records[-1], indent=1))
+        if args.json:
+            append_records(args.json, records)
+        print(tables(records))
+        return 0
     with results_dir("schedlab-bench-fixed-"):
         for name in args.machines.split(","):
             records.append(bench_machine(name, args.cpu))
