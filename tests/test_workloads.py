@@ -125,6 +125,7 @@ def test_wrong_argument_gives_one_line_error(overlay, name):
 @pytest.mark.parametrize("name,args", [
     ("memlat", ["--region-size", "100", "--access-time", "4"]),
     ("memlat", ["--region-size", "64KiB"]),
+    ("memlat", ["--region-size", "64KiB", "--access-time", "4", "--frames", "yes"]),
     ("bv_l1i", ["--size", "1MiB", "--passes", "1"]),
     ("bv_l1d", ["--size", "4Kx", "--passes", "1"]),
     ("fft", ["--n", "100"]),
@@ -134,6 +135,26 @@ def test_wrong_argument_gives_one_line_error(overlay, name):
 def test_bad_values_are_rejected(overlay, name, args):
     r = run(overlay, name, args)
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_memlat_seeded_frames_come_from_the_seeds_choice(overlay):
+    """--frames seeded: the regions' pages take the frames the seed chose (read back from
+    /proc/self/pagemap, which shows frames to root only), the traversal stays the seed's."""
+    if not Path("/proc/self/pagemap").exists() or os.geteuid() != 0:
+        pytest.skip("page frames are visible to root only (/proc/self/pagemap)")
+    args = ["--region-size", "1MiB", "--access-time", "4096", "--accesses", "100000"]
+    # One CPU: the frames given back wait on that CPU's free list.
+    pin = ["taskset", "-c", str(min(os.sched_getaffinity(0)))]
+    out = {}
+    for frames in ("kernel", "seeded"):
+        r = subprocess.run([*pin, str(overlay / W.GUEST_BIN / "memlat"), *args, "--seed", "5",
+                            "--frames", frames], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        out[frames] = W.parse_output(r.stdout)
+    assert out["seeded"]["checksum"] == out["kernel"]["checksum"]
+    assert out["seeded"]["frames_fnv"] != "0x0000000000000000"
+    assert "frames_seeded_share" not in out["kernel"]
+    assert float(out["seeded"]["frames_seeded_share"]) > 0.9, out["seeded"]
 
 
 def test_corrupted_input_is_detected(overlay, tmp_path):

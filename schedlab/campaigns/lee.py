@@ -46,7 +46,11 @@ from schedlab.machine import format_size, load_machine, parse_size
 from schedlab.runs import RunRequest, WorkloadRequest
 
 MACHINES = ("clovertown-x5365", "westmere-x5660")
-REPETITION = "memlat's traversal seed (--seed); the other programs' start offsets"
+# memlat's seed also chooses its arrays' physical pages (--frames seeded): in gem5 the same
+# request gets the same frames, and with the seed alone the 2 x 2 MiB confined point of
+# Fig. 9 moved by 2x between guest histories but not between repetitions (data/lee/reading.md).
+REPETITION = ("memlat's seed (--seed: its traversal and, --frames seeded, its arrays' "
+              "physical pages); the other programs' start offsets")
 REPS = {"smoke": 2, "paper": 5}
 # The ROI's length (seconds of guest time after the warm-up).
 REGION_S = {"smoke": 0.02, "paper": 1.0}
@@ -188,7 +192,7 @@ def _memlat(size: str, access: int, seed: int, scale: str, backend: str, cpus=No
     return WorkloadRequest("memlat", size="paper", cpus=cpus,
                            duration=REGION_S[scale] if job else None, warmup=warm,
                            args=("--region-size", size, "--access-time", str(access),
-                                 "--seed", str(seed)))
+                                 "--seed", str(seed), "--frames", "seeded"))
 
 
 def pair_fits(machine: str, size: str) -> bool:

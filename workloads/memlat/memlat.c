@@ -11,9 +11,12 @@
  * cache ("unification").  Runs for --accesses N (0 = until SIGTERM/SIGINT) and reports accesses
  * per second and region switches, over its life and over the region of interest (roi_*: from
  * the first switch after the launcher's announced start, so a rate never mixes a partial
- * burst in).
+ * burst in).  --frames seeded makes the physical pages of the regions depend on the seed too
+ * (wl_frames.h): gem5 gives the same request the same frames, and at a cache's capacity the
+ * frames' cache sets decide the misses.
  */
 #include "wl.h"
+#include "wl_frames.h"
 
 #define LINE 64
 
@@ -47,11 +50,17 @@ int main(int argc, char **argv)
 	wl_prog = "memlat";
 	uint64_t size = 0;
 	long long access_time = -1, accesses = 1 << 24, seed = 1;
+	int vary_frames = 0;
 	WL_OPTS(argc, argv) {
 		if (WL_IS("--region-size")) size = wl_size("--region-size", WL_VAL);
 		else if (WL_IS("--access-time")) access_time = wl_int("--access-time", WL_VAL, 1, 1LL << 40);
 		else if (WL_IS("--accesses")) accesses = wl_int("--accesses", WL_VAL, 0, 1LL << 50);
 		else if (WL_IS("--seed")) seed = wl_int("--seed", WL_VAL, 0, 1LL << 62);
+		else if (WL_IS("--frames")) {
+			if (strcmp(WL_VAL, "seeded") && strcmp(WL_VAL, "kernel"))
+				wl_die("--frames is kernel (whatever the kernel gives) or seeded, not '%s'", WL_VAL);
+			vary_frames = !strcmp(WL_VAL, "seeded");
+		}
 		else WL_BAD();
 	}
 	if (size == 0 || access_time < 0)
@@ -60,7 +69,16 @@ int main(int argc, char **argv)
 		wl_die("--region-size must be a multiple of %d B and at least %d B", LINE, 2 * LINE);
 	wl_rng rng = wl_seed((uint64_t)seed);
 	size_t lines = size / LINE;
+	struct wl_frames frames = { 0 };
+	if (vary_frames)
+		frames = wl_frames_vary(2 * size, (uint64_t)seed);
 	struct node *region[2] = { make_region(lines, &rng), make_region(lines, &rng) };
+	double seeded_share = -1;
+	if (vary_frames) {
+		seeded_share = (wl_frames_share(&frames, region[0], size) +
+				wl_frames_share(&frames, region[1], size)) / 2;
+		wl_frames_done(&frames);
+	}
 	struct node *cur[2] = { region[0], region[1] };
 	wl_catch_stop();
 	long long done = 0, switches = 0;
@@ -98,6 +116,10 @@ int main(int argc, char **argv)
 	printf("accesses=%lld\nregion_switches=%lld\n", done, switches);
 	printf("region_bytes=%" PRIu64 "\nworking_set_bytes=%" PRIu64 "\n", size, 2 * size);
 	wl_hex("checksum", h);
+	uint64_t layout[2] = { wl_frames_fnv(region[0], size), wl_frames_fnv(region[1], size) };
+	wl_hex("frames_fnv", layout[0] && layout[1] ? wl_fnv(WL_FNV_INIT, layout, sizeof layout) : 0);
+	if (vary_frames && seeded_share >= 0)
+		printf("frames_seeded_share=%.3f\n", seeded_share);
 	printf("seconds=%.6f\naccesses_per_sec=%.4e\nns_per_access=%.3f\n", dt,
 	       dt > 0 ? done / dt : 0.0, done ? dt * 1e9 / done : 0.0);
 	printf("roi_accesses=%lld\nroi_seconds=%.6f\nroi_accesses_per_sec=%.4e\n", roi_done,
