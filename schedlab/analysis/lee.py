@@ -196,7 +196,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     main, events, responses = [], [], []
     for d in run_dirs:
         res = json.loads((d / "results.json").read_text())
-        requested = {i: j for i, j in enumerate(_request_jobs(d))}
+        requested = _request_jobs(d)
         trace_path = d / "artifacts" / "trace.txt"
         text = trace_path.read_text(errors="replace") if trace_path.is_file() else ""
         trace = parse_region_trace(text)
@@ -204,7 +204,9 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         job_pids = set()
         t0 = None
         for row, job in zip(rows(d), res["jobs"]):
-            req = requested.get(0, {})
+            # The job's request by name: a run's results list every job's repetitions.
+            req = next((r for r in requested if r.get("workload") == job["job"]),
+                       requested[0] if requested else {})
             row["cpu_s"] = (job.get("user_us", 0) + job.get("sys_us", 0)) / 1e6
             if row.get("roi_rows"):   # the ray tracer: per row, whatever ended its ROI
                 row["roi_ms_per_row"] = 1e3 * row["roi_seconds"] / row["roi_rows"]
