@@ -279,22 +279,17 @@ def main() -> int:
             append_records(args.json, records)
         print(tables(records))
         return 0
-    records = []
+    request = None
     if args.request:
         try:
             request = campaign_request(args.request)
         except UserError as e:
             raise SystemExit(f"bench_fixed_cost: {e}") from None
-        with results_dir("schedlab-bench-fixed-"):
-            records.append(bench_request(request, args.warm_caches))
-        print(json.dumps(records[-1], indent=1))
-        if args.json:
-            append_records(args.json, records)
-        print(tables(records))
-        return 0
+    records = []
     with results_dir("schedlab-bench-fixed-"):
-        for name in args.machines.split(","):
-            records.append(bench_machine(name, args.cpu))
+        for name in ([None] if request else args.machines.split(",")):
+            records.append(bench_request(request, args.warm_caches) if request
+                           else bench_machine(name, args.cpu))
             print(json.dumps(records[-1], indent=1))
     if args.json:
         append_records(args.json, records)
