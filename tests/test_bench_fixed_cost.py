@@ -77,3 +77,30 @@ def test_a_directory_without_gem5_runs_is_refused_in_one_line(tmp_path):
         assert "no finished gem5 runs" in str(e) and "\n" not in str(e)
     else:
         raise AssertionError("an empty results directory was accepted")
+
+
+def test_gem5s_time_after_the_guests_exit_is_its_own_phase():
+    info = json.loads((LEE_RUNS / "clovertown-x5365--memlat--4b5d3f80c724" / "gem5.json")
+                      .read_text())
+    exit_at = next(e["host_s"] for e in info["events"] if e["event"] == "exit")
+    phases = bf.split(info)
+    assert phases["exit_to_end_s"] == round(info["host_seconds"] - exit_at, 1) > 0
+    # Records made before the column existed show "-" in the store's table.
+    records = bf.from_store(LEE_RUNS)
+    for r in records:
+        del r["exit_to_end_s"]
+    row = next(line for line in bf.store_table(records).splitlines()
+               if "| mediaserver |" in line)
+    assert row.split(" | ")[10] == "-", row
+
+
+def test_a_campaign_request_is_named_by_experiment_and_index():
+    request = bf.campaign_request("brecht-fig1:0")
+    assert request.machine == "hector" and request.label["pool_size"] == 1
+    for wrong in ("brecht-fig1:999", "brecht-fig1", "brecht-fig1:x"):
+        try:
+            bf.campaign_request(wrong)
+        except bf.UserError as e:
+            assert "NAME:K" in str(e) and "\n" not in str(e)
+        else:
+            raise AssertionError(f"{wrong} was accepted")
