@@ -225,11 +225,14 @@ def _best_backend() -> str:
                    "caches on throughout).")
 @click.option("--overlay", "overlays", multiple=True, metavar="DIR",
               help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
+@click.option("--trace-buffer-kb", type=int, default=None, metavar="KIB",
+              help="Per-CPU buffer of a policy's scheduler trace (default: 8192 on QEMU, 1024 "
+                   "on gem5); a long traced run that loses events asks for more.")
 @sampling_option
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
         sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
         numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, warm_caches,
-        overlays, sampling) -> None:
+        overlays, trace_buffer_kb, sampling) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     backend = _best_backend() if backend == "auto" else backend
     jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
@@ -241,7 +244,7 @@ def run(machine_name, machines_file, overrides, workload_names, backend, cpu, si
         background=tuple(WorkloadRequest(b) for b in background), boot_args=boot_args,
         cpu=cpu, numa_from=numa_from, timeout=timeout, ready_timeout=ready_timeout,
         attribute_tasks=attribute_tasks, fast_forward=fast_forward, warm_caches=warm_caches,
-        overlay=overlays, sampling=sampling)
+        overlay=overlays, sampling=sampling, trace_buffer_kb=trace_buffer_kb)
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)

@@ -129,6 +129,10 @@ class RunRequest:
     # gem5 only: "U,W,D" or a preset (schedlab.backends.gem5.sampling): inside each region
     # Atomic cores with the caches warm, and ``cpu`` cores for sampled windows only.
     sampling: str | None = None
+    # Per-CPU trace buffer (KiB) for a policy that traces; None: TRACE_BUFFER_KB's for the
+    # backend. A run that traces more events than it holds (thousands of mixer samples) asks
+    # for more; the runner resizes the buffer before the run (allocation work in its set-up).
+    trace_buffer_kb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,16 @@ def _check_warm_caches(request: RunRequest) -> int | None:
     if request.warm_caches < 0:
         raise UserError(f"--warm-caches must not be negative, not {request.warm_caches} s")
     return round(request.warm_caches * 1e6)
+
+
+def _trace_buffer_kb(request: RunRequest) -> int:
+    """The run's per-CPU trace buffer (KiB): the request's, else the backend's."""
+    if request.trace_buffer_kb is None:
+        return TRACE_BUFFER_KB[request.backend]
+    if not 64 <= request.trace_buffer_kb <= 1 << 20:
+        raise UserError(f"the trace buffer must be 64 KiB to 1 GiB per CPU, not "
+                        f"{request.trace_buffer_kb} KiB")
+    return int(request.trace_buffer_kb)
 
 
 def _check_timeslice(sysctl: dict[str, str], machine: MachineSpec) -> None:
@@ -324,7 +338,7 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         # The workloads come with the run, not in the image (schedlab.guest.payload).
         "workloads": workload_overlay.name,
         "sizes": sorted({j.size for j in request.jobs}),
-        "trace_buffer_kb": TRACE_BUFFER_KB[request.backend],
+        "trace_buffer_kb": _trace_buffer_kb(request),
         "label": request.label,
     }
     if request.attribute_tasks:  # only when on, so other runs keep their ids

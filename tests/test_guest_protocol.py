@@ -88,6 +88,19 @@ def test_trace_buffer_is_sized_per_backend():
     # gem5 runs are milliseconds of simulated time: a small buffer, little set-up work and
     # little of Hector's 16 MiB modules.
     assert sizes == {"qemu": ["TRACE_BUFFER_KB=8192"], "gem5": ["TRACE_BUFFER_KB=1024"]}
+    # A request may ask for its own size (a long traced run): a run of its own, and a
+    # size outside what the kernel can allocate is one line.
+    import dataclasses
+
+    import pytest
+
+    from schedlab.errors import UserError
+    bigger = dataclasses.replace(request, trace_buffer_kb=4096)
+    prepared_bigger = prepare(bigger, progress=lambda line: None)
+    assert "TRACE_BUFFER_KB=4096" in prepared_bigger.guest.render().splitlines()
+    assert prepared_bigger.run_id != prepared.run_id
+    with pytest.raises(UserError, match="64 KiB to 1 GiB"):
+        prepare(dataclasses.replace(request, trace_buffer_kb=8), progress=lambda line: None)
 
 
 def test_console_parsing_keeps_only_this_runs_lines():

@@ -44,6 +44,11 @@ NOTES = ("Beside the mixer runs a fixed model of a system's background activity 
 # CPU leaves C1 in a microsecond or two, so the figures' runs poll.
 IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",)}
 IDLE = "poll"
+# Per-CPU trace buffer (KiB) by mixer size on gem5, where the default (1 MiB) is too small:
+# the 3000-sample runs of demarchi-tail filled it and lost 4068 and 6075 events
+# (data/demarchi/README.md). The paper's 150,000 samples would need about 200 MiB a CPU: their
+# migrations and maps would come from a trace that does not hold them all.
+TRACE_BUFFER_KB = {"smoke": 4096}
 
 
 def mixer_runs(machines: list[str], scale: str, backend: str,
@@ -61,6 +66,8 @@ def mixer_runs(machines: list[str], scale: str, backend: str,
                                           start_delay_ms=OFFSETS_MS[rep]),),
                     background=BACKGROUND, attribute_tasks=backend == "gem5",
                     boot_args=IDLE_BOOT_ARGS[idle],
+                    trace_buffer_kb=(TRACE_BUFFER_KB.get(size or SIZE[scale])
+                                     if backend == "gem5" else None),
                     label={"system": label, "cores": cores, "policy": policy, "rep": rep,
                            "idle": idle, **({"size": size} if size else {})}))
     return out
