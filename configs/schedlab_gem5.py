@@ -30,7 +30,6 @@ unexpected exit), 3 a tick or host-time limit was reached.
 import argparse
 import atexit
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -73,10 +72,9 @@ def parse_args():
     p.add_argument("--no-workitem-stats", dest="workitem_stats", action="store_false",
                    help="leave statistics alone at m5 workbegin/workend (the guest resets "
                         "and dumps them itself)")
-    p.add_argument("--quick-exit", action="store_true",
-                   help="run: when the run ends well, end once gem5's exit callbacks have "
-                        "closed its outputs: no dump of the whole run's statistics (the "
-                        "guest dumped each region's) and no teardown of the object graph")
+    p.add_argument("--no-exit-stats", dest="exit_stats", action="store_false",
+                   help="run: no statistics dump when the run ends well (gem5 dumps the whole "
+                        "run's statistics at exit; the guest has dumped each region's)")
     p.add_argument("--attribute-tasks", action="store_true",
                    help="attribute per-CPU counters to tasks at the guest kernel's "
                         "context-switch m5 op (m5_fail with code prev_pid << 8 | cpu)")
@@ -627,18 +625,10 @@ def main() -> int:
     emit("event", event="instantiated", tick=m5.curTick(), host_s=round(time.time() - t0, 3),
          mode=args.mode, cpu=cpu, restored=bool(restore))
     status = RunEvents(args, plan, board, cpu, fast_forward, outdir).simulate()
-    if status == 0 and args.quick_exit:
-        # m5.simulate registered a dump of every statistic for the interpreter's exit (the
-        # whole run's, which no run reads: on Hector half of a 13 MB stats.txt) and gem5's
-        # exit callbacks, which close its outputs. After those, what is left is freeing the
-        # object graph: on Hector (7 GB of heap, most of it statistics per cache and
-        # requestor) 19 to 40 s of host time (bench/gem5.md).
+    if status == 0 and not args.exit_stats:
+        # m5.simulate registers a dump of every statistic for the interpreter's exit: the
+        # whole run's, which no run reads, and on Hector half of a 13 MB stats.txt.
         atexit.unregister(m5.stats.dump)
-        sys.stdout.flush()
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
     return status
 
 

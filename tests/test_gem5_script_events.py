@@ -90,7 +90,7 @@ class _FakeCache:
 def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
            fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0,
            sampling: str | None = None, bypass_caches: bool = False,
-           quick_exit: bool = False) -> dict:
+           exit_stats: bool = True) -> dict:
     sys.path[:0] = [str(REPO), str(REPO / "tests")]
     import test_gem5_configs_dry as dry
 
@@ -169,27 +169,19 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
                   progress_seconds=0, max_host_seconds=max_host_seconds,
                   attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
-                  bypass_caches=bypass_caches, quick_exit=quick_exit)
+                  bypass_caches=bypass_caches, exit_stats=exit_stats)
     script = Path(cmd[3])
     sys.argv = cmd[3:]
     import contextlib
     import io
     out = io.StringIO()
     status = None
-
-    def exit_now(code):   # os._exit would end this harness too
-        calls.append(["os._exit", code])
-        raise SystemExit(code)
-
-    real_exit, os._exit = os._exit, exit_now
     with contextlib.redirect_stdout(out):
         try:
             exec(compile(script.read_text(), str(script), "exec"),
                  {"__file__": str(script), "__name__": "__m5_main__"})
         except SystemExit as e:
             status = e.code
-        finally:
-            os._exit = real_exit
     # What the interpreter's exit would do after the script (gem5's exit dump, if left).
     before_exit = len(calls)
     atexit._run_exitfuncs()
@@ -223,11 +215,11 @@ if __name__ != "__main__":
                "script's exit handlers without a gem5 binary")
 
     def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0,
-              sampling=None, bypass=False, quick_exit=False):
+              sampling=None, bypass=False, exit_stats=True):
         tmp_path.mkdir(parents=True, exist_ok=True)
         spec = {"mode": mode, "cpu": cpu, "scenario": scenario, "ff": ff,
                 "attribute": attribute, "max_host": max_host, "sampling": sampling,
-                "bypass": bypass, "quick_exit": quick_exit}
+                "bypass": bypass, "exit_stats": exit_stats}
         out = subprocess.run([sys.executable, __file__, GEM5_SRC, str(tmp_path),
                               json.dumps(spec)], capture_output=True, text=True, cwd=REPO,
                              timeout=600)
@@ -503,24 +495,19 @@ if __name__ != "__main__":
         switches = [c[1] for c in d["calls"] if c[0] == "switchCpus"]
         assert switches == [["X86O3CPU"] * 2, ["X86AtomicSimpleCPU"] * 2]
 
-    def test_quick_exit_only_when_asked_and_the_run_ended_well(tmp_path):
+    def test_exit_stats_dump_left_out_only_when_asked_and_the_run_ended_well(tmp_path):
         run = [["m5_workbegin instruction encountered", 0],
                ["m5_workend instruction encountered", 0],
                ["m5_exit instruction encountered", 0]]
         kept = drive(tmp_path / "kept", "run", "o3", run, ff=True)
         assert kept["status"] == 0 and kept["at_exit"] == [["stats.dump"]]
-        assert ["os._exit", 0] not in kept["calls"]
-        # Quick: gem5's exit callbacks run (its whole-run dump left out), then the process
-        # ends without the interpreter's own exit (no teardown).
-        quick = drive(tmp_path / "quick", "run", "o3", run, ff=True, quick_exit=True)
-        assert quick["status"] == 0 and quick["at_exit"] == []
-        assert quick["calls"][-1] == ["os._exit", 0]
-        assert quick["calls"][1:-1] == kept["calls"][1:]   # [0]: the checkpoint's path
+        left_out = drive(tmp_path / "left", "run", "o3", run, ff=True, exit_stats=False)
+        assert left_out["status"] == 0 and left_out["at_exit"] == []
+        assert left_out["calls"][1:] == kept["calls"][1:]   # [0]: the checkpoint's path
         # A run that did not end well keeps gem5's dump (what there is to look at).
         failed = drive(tmp_path / "failed", "run", "o3", [["slice", 0]] * 50, max_host=1e-9,
-                       quick_exit=True)
+                       exit_stats=False)
         assert failed["status"] == 3 and failed["at_exit"] == [["stats.dump"]]
-        assert ["os._exit", 0] not in failed["calls"]
 
     def test_host_time_limit(tmp_path):
         d = drive(tmp_path, "run", "o3", [["slice", 0]] * 50, max_host=1e-9)
@@ -545,4 +532,4 @@ if __name__ == "__main__":
                             attribute=spec["attribute"], max_host_seconds=spec["max_host"],
                             sampling=spec.get("sampling"),
                             bypass_caches=spec.get("bypass", False),
-                            quick_exit=spec.get("quick_exit", False))))
+                            exit_stats=spec.get("exit_stats", True))))

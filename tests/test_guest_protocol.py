@@ -71,7 +71,7 @@ def test_warm_caches_is_a_gem5_fast_forward_and_part_of_the_runs_identity():
     assert gem5_job(warm, progress=lambda line: None).bypass_caches
     assert not gem5_job(plain, progress=lambda line: None).bypass_caches
     # The launcher dumps each region's statistics; gem5's dump of the whole run is left out.
-    assert gem5_job(plain, progress=lambda line: None).quick_exit
+    assert not gem5_job(plain, progress=lambda line: None).exit_stats
 
 
 def test_trace_buffer_is_sized_per_backend():

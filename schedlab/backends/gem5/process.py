@@ -29,7 +29,7 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
             readfile: Path | None = None, progress_seconds: float = 30.0,
             max_host_seconds: float = 0.0, max_region_seconds: float = 0.0,
             hierarchy: str = "plan",
-            workitem_stats: bool = True, quick_exit: bool = False,
+            workitem_stats: bool = True, exit_stats: bool = True,
             attribute_tasks: bool = False,
             fast_forward: bool = False, bypass_caches: bool = False,
             sampling: str | None = None) -> list[str]:
@@ -49,8 +49,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--hierarchy", hierarchy]
     if not workitem_stats:
         cmd += ["--no-workitem-stats"]
-    if quick_exit:
-        cmd += ["--quick-exit"]
+    if not exit_stats:
+        cmd += ["--no-exit-stats"]
     if attribute_tasks:
         cmd += ["--attribute-tasks"]
     if fast_forward:

@@ -48,8 +48,8 @@ class Gem5Job:
     ``hierarchy``: "plan" (ours), or "stock" / "stock-matched" (gem5's own hierarchy, for
     the overhead benchmark). ``workitem_stats``: gem5 resets the statistics at ``m5
     workbegin`` and dumps them at ``m5 workend`` (False when the guest's launcher does it).
-    ``quick_exit``: a run that ends well ends as soon as gem5 has closed its outputs: no dump
-    of the whole run's statistics (only the regions' are read) and no teardown.
+    ``exit_stats``: gem5 dumps the whole run's statistics when a run ends well (False when
+    only the regions' dumps are read).
     ``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at each ``m5
     workbegin``, back at each ``m5 workend`` (False: ``cpu`` cores throughout).
     ``bypass_caches``: fast-forward on NonCaching cores, whose accesses bypass the caches,
@@ -69,7 +69,7 @@ class Gem5Job:
     region_limit: float | None = None   # simulated seconds a region may last (None: no limit)
     hierarchy: str = "plan"
     workitem_stats: bool = True
-    quick_exit: bool = False
+    exit_stats: bool = True
     attribute_tasks: bool = False
     fast_forward: bool = True
     bypass_caches: bool = False
@@ -125,7 +125,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
                   kernel=job.kernel.vmlinux, kernel_args=list(job.kernel_args),
                   cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
                   hierarchy=job.hierarchy, workitem_stats=job.workitem_stats,
-                  quick_exit=job.quick_exit,
+                  exit_stats=job.exit_stats,
                   attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward,
                   bypass_caches=job.bypass_caches, sampling=job.sampling,
                   max_region_seconds=job.region_limit or 0.0)
