@@ -72,8 +72,10 @@ def split(gem5_json: dict) -> dict:
             "workend_to_exit_s": round(done["host_s"] - end["host_s"], 1),
             "workend_to_exit_insts": done["insts"] - end["insts"],
             "roi_s": round(roi, 1),
-            # gem5 after the guest's m5 exit: statistics dump, teardown.
-            "exit_to_end_s": round(total - done["host_s"], 1),
+            # The event lines count host seconds from after the restore: what the process
+            # took besides them and the restore is gem5's start (the binary, Python, the
+            # board's construction) and its end after the guest's m5 exit.
+            "start_and_end_s": round(total - done["host_s"] - restore, 1),
             "gem5_process_s": round(total, 1),
             "fixed_s": round(total - roi, 1)}
 
@@ -110,7 +112,8 @@ def from_run(run_dir: Path) -> dict | None:
     return {"machine": results["machine"], "cpu": info["cpu"], "source": "store",
             "run_id": run_dir.name,
             "workloads": "+".join(sorted({j["workload"] for j in spec["request"]["jobs"]})),
-            "warmup_guest_s": warmup, **phases, "warmup_s": warmup_s,
+            "warmup_guest_s": warmup, "warm_caches": spec["request"].get("warm_caches"),
+            **phases, "warmup_s": warmup_s,
             "fixed_less_warmup_s": round(phases["fixed_s"] - warmup_s, 1),
             "guest_uptime": {k: facts[k] for k in facts if k.startswith("uptime.")}}
 
@@ -126,22 +129,24 @@ def from_store(store: Path) -> list[dict]:
 
 
 STORE_COLUMNS = ("restore_s", "restored_to_workbegin_s", "warmup_s", "roi_s",
-                 "workend_to_exit_s", "exit_to_end_s", "gem5_process_s", "fixed_less_warmup_s")
+                 "workend_to_exit_s", "start_and_end_s", "gem5_process_s",
+                 "fixed_less_warmup_s")
 
 
 def store_table(records: list[dict]) -> str:
     """Medians per machine, workloads and CPU model (host seconds; n: runs)."""
     groups: dict[tuple, list[dict]] = {}
     for r in records:
-        groups.setdefault((r["machine"], r["workloads"], r["cpu"], r["warmup_guest_s"]),
+        groups.setdefault((r["machine"], r["workloads"], r["cpu"], r["warmup_guest_s"],
+                           "-" if r.get("warm_caches") is None else f"{r['warm_caches']:g}"),
                           []).append(r)
-    lines = ["| machine | workloads | cpu | warm-up (guest s) | n | "
-             + " | ".join(STORE_COLUMNS) + " |", "|" + "---|" * (len(STORE_COLUMNS) + 5)]
-    for (machine, workloads, cpu, warmup), rs in sorted(groups.items()):
+    lines = ["| machine | workloads | cpu | warm-up (guest s) | warm caches (s) | n | "
+             + " | ".join(STORE_COLUMNS) + " |", "|" + "---|" * (len(STORE_COLUMNS) + 6)]
+    for (machine, workloads, cpu, warmup, warm), rs in sorted(groups.items()):
         # Records made before a column existed lack it.
         medians = [f"{statistics.median(v):.1f}" if (v := [r[c] for r in rs if c in r]) else "-"
                    for c in STORE_COLUMNS]
-        lines.append(f"| {machine} | {workloads} | {cpu} | {warmup:g} | {len(rs)} | "
+        lines.append(f"| {machine} | {workloads} | {cpu} | {warmup:g} | {warm} | {len(rs)} | "
                      + " | ".join(medians) + " |")
     return "\n".join(lines)
 
@@ -149,7 +154,7 @@ def store_table(records: list[dict]) -> str:
 def request_table(records: list[dict]) -> str:
     """One line per campaign request run (host seconds)."""
     cols = ("restore_s", "restored_to_workbegin_s", "restored_to_workbegin_insts",
-            "warmup_s", "roi_s", "workend_to_exit_s", "exit_to_end_s", "gem5_process_s",
+            "warmup_s", "roi_s", "workend_to_exit_s", "start_and_end_s", "gem5_process_s",
             "fixed_less_warmup_s")
     lines = ["| machine | request | warm caches (s) | commit | " + " | ".join(cols) + " |",
              "|" + "---|" * (len(cols) + 4)]

@@ -627,7 +627,7 @@ def main() -> int:
     status = RunEvents(args, plan, board, cpu, fast_forward, outdir).simulate()
     if status == 0 and not args.exit_stats:
         # m5.simulate registers a dump of every statistic for the interpreter's exit: the
-        # whole run's, which no run reads, and on Hector half of a 13 MB stats.txt.
+        # whole run's, which no run reads (on Hector half of a 13 MB stats.txt).
         atexit.unregister(m5.stats.dump)
     return status
 
