@@ -13,7 +13,8 @@ Compact tables:
 
 - ``""``: one row per job repetition (``schedlab.analysis.tables.rows``: coordinates, the
   program's own ``key=value`` output such as memlat's ``roi_accesses_per_sec`` (over the
-  ROI; ``accesses_per_sec`` over its life) and ``ns_per_access``, the media server's
+  ROI; ``accesses_per_sec`` over its life), ``ns_per_access``, with ``--frames seeded``
+  ``frames_seeded_share`` and ``frames_fnv`` (its arrays' page frames), the media server's
   ``roi_p99_ms``, ``wall_s``, on gem5 the ROI's and the job's attributed counters,
   provenance), plus ``cpu_s`` (user + system time), for the ray tracer ``roi_ms_per_row``
   and ``roi_cpu_ms_per_row`` (its elapsed and CPU time per row of its ROI) and, from the
@@ -212,6 +213,8 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                 row["roi_ms_per_row"] = 1e3 * row["roi_seconds"] / row["roi_rows"]
                 row["roi_cpu_ms_per_row"] = 1e3 * row["roi_cpu_seconds"] / row["roi_rows"]
             row["warmup_s"] = req.get("warmup", 0.0)
+            if "frames_fnv" in job.get("metrics", {}):   # memlat: which pages it had
+                row["frames_fnv"] = job["metrics"]["frames_fnv"]
             if text:
                 row["trace_lost_events"] = trace_lost(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
