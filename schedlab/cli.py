@@ -27,7 +27,8 @@ from schedlab.machine import (DEFAULT_TICK_HZ, format_cpus, format_size, load_ma
                               machine_names, machine_ref)
 from schedlab.backends.gem5.plan import CPU_TYPES
 from schedlab.backends.gem5.sampling import PRESETS as SAMPLING_PRESETS
-from schedlab.runs import BACKENDS, SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
+from schedlab.runs import (BACKENDS, SCHED_CLASSES, TRACE_BUFFER_KB, RunRequest,
+                            WorkloadRequest, execute, prepare)
 
 
 def _say(message: str) -> None:
@@ -226,8 +227,9 @@ def _best_backend() -> str:
 @click.option("--overlay", "overlays", multiple=True, metavar="DIR",
               help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
 @click.option("--trace-buffer-kb", type=int, default=None, metavar="KIB",
-              help="Per-CPU buffer of a policy's scheduler trace (default: 8192 on QEMU, 1024 "
-                   "on gem5); a long traced run that loses events asks for more.")
+              help="Per-CPU buffer of a policy's scheduler trace (default: "
+                   + ", ".join(f"{kb} on {backend}" for backend, kb in TRACE_BUFFER_KB.items())
+                   + "); a long traced run that loses events asks for more.")
 @sampling_option
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
         sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
