@@ -364,9 +364,13 @@ def _listing() -> list[dict]:
 @click.option("--partial", is_flag=True,
               help="Draw from the runs finished so far in the results store (a campaign "
                    "still running or interrupted); starts no simulation, writes nothing to "
-                   "data/.")
+                   "data/ unless --carry.")
+@click.option("--carry", is_flag=True,
+              help="With --partial: also keep the finished runs' tables in data/<study>/"
+                   "partial/ (commit them); a later 'reproduce' of the same code, on any "
+                   "host, counts those runs as done and runs only the others.")
 def reproduce(figures, study, show_list, scale, backend, jobs, executor, partition,
-              time_limit_min, dry_run, from_committed, partial):
+              time_limit_min, dry_run, from_committed, partial, carry):
     """Regenerate figures or tables of the papers (run.py reproduce --list names them).
 
     Runs what is not finished yet (resumable: rerun after an interruption), gathers the
@@ -410,10 +414,14 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
     if partial and from_committed:
         raise UserError("--partial and --from-committed exclude each other: --partial draws "
                         "from the results store, --from-committed from data/")
+    if carry and not partial:
+        raise UserError("--carry keeps the runs finished so far for another host; use it "
+                        "with --partial")
     outs = R.reproduce_many(figures, scale, backend, jobs=jobs, executor=executor, say=_say,
                             source="partial" if partial else "committed" if from_committed
                             else "auto",
-                            slurm={"partition": partition, "time_limit_min": time_limit_min})
+                            slurm={"partition": partition, "time_limit_min": time_limit_min},
+                            carry=carry)
     for out in outs:
         click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
 

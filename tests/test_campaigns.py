@@ -326,3 +326,63 @@ def test_sigterm_stops_a_campaign_cleanly_and_it_resumes(guest_kernel, guest_ima
     assert not _staging(results)
     for d in _finished(results):
         assert json.loads((d / "results.json").read_text())["ok"]
+
+
+@pytest.mark.timeout(900)
+def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, tmp_path,
+                                                     monkeypatch):
+    # Host A finishes 3 of demo-affinity's 8 runs and keeps them as committed tables; host
+    # B, with an empty results store, runs only the other 5 and draws all 8.
+    import pandas as pd
+    from schedlab.campaigns import reproduce as R
+    from schedlab.campaigns.local import run_campaign
+    monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setattr(R, "DATA", tmp_path / "data")
+    said: list[str] = []
+    demo = get("demo-affinity")
+    requests = demo.requests("smoke", "qemu")
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / "host-a"))
+    assert run_campaign(requests[:3], jobs=2, name="a", say=said.append).count("done") == 3
+    partial = R.reproduce("demo-affinity", backend="qemu", source="partial", carry=True,
+                          say=said.append)
+    assert partial.runs == 3
+    kept = tmp_path / "data" / "demo" / "partial" / "demo-affinity--smoke--qemu--partial.csv"
+    carried_table = pd.read_csv(kept)
+    carried_ids = set(carried_table["run_id"])
+    assert len(carried_ids) == 3
+    # A row made by other code (another run id) is named and not counted.
+    foreign = carried_table.iloc[[0]].assign(run_id="clovertown-e5320--other--0123456789ab")
+    pd.concat([carried_table, foreign]).to_csv(kept, index=False)
+
+    host_b = tmp_path / "host-b"
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(host_b))
+    said.clear()
+    full = R.reproduce("demo-affinity", backend="qemu", jobs=2, say=said.append)
+    ran = {d.name for d in host_b.iterdir() if (d / "results.json").is_file()}
+    assert len(ran) == 5 and not ran & carried_ids
+    assert any("3 of its 8 runs carried" in line for line in said), said
+    assert any("1 carried run(s) were made by other code" in line for line in said), said
+    final = pd.read_csv(R.table_paths(demo, "smoke", "qemu")[""])
+    assert set(final["run_id"]) == ran | carried_ids and full.runs == 8
+    assert not kept.exists(), "the full table supersedes the carried one"
+
+
+def test_carried_rows_of_another_gem5_binary_run_again(tmp_path):
+    import pandas as pd
+    from schedlab.campaigns import carried
+    where = carried.paths_for(get("lee-fig9"), "smoke", "gem5", ("", "events"), tmp_path)
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "gem5_hash": ["h1", "h2", "h1"],
+                         "rate": [1.0, 2.0, 3.0]})
+    events = pd.DataFrame({"run_id": ["a", "a", "b", "c"], "event": ["x", "y", "x", "x"]})
+    carried.save({"": runs, "events": events}, where)
+    said: list[str] = []
+    found = carried.load(where, {"a", "b"}, "h1", said.append)
+    assert found.run_ids == {"a"}
+    assert list(found.tables["events"]["event"]) == ["x", "y"]
+    assert any("another gem5 binary" in s for s in said) and any("other code" in s for s in said)
+    fresh = {"": pd.DataFrame({"run_id": ["b"], "gem5_hash": ["h1"], "rate": [2.5]}),
+             "events": pd.DataFrame({"run_id": ["b"], "event": ["z"]})}
+    merged = found.merged(fresh)
+    assert list(merged[""]["run_id"]) == ["a", "b"] and list(merged[""]["rate"]) == [1.0, 2.5]
+    assert carried.remove(where) == list(where.values()) and not any(
+        p.exists() for p in where.values())

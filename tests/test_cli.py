@@ -70,6 +70,7 @@ def _one_line_error(proc, fragment: str) -> None:
     (["run", "--machine", "hector", "--workload", "memlat", "--backend", "qemu",
       "--policy", "quantum-2ms"], "not a whole number of hector's ticks (its guest kernel "
                                   "runs at 100 Hz: 10 ms a tick)"),
+    (["reproduce", "demo-affinity", "--carry"], "use it with --partial"),
     # The board plan's checks reach the user before gem5 is looked for.
     (["boot", "--machine", "westmere-x5660", "--set", "memory.size_per_node=100MiB"],
      "not a whole number of 32 MiB steps"),

@@ -11,7 +11,9 @@
 
 ``--partial`` (source "partial") skips 2: it gathers the runs finished so far in the
 results store into ``results/tables/`` and draws ``...--partial.png``, the count of runs
-on the caption, while a campaign runs or after one was interrupted.
+on the caption, while a campaign runs or after one was interrupted. With ``--carry`` it
+also keeps them under ``data/<study>/partial/`` (``carried``), to be committed: a later
+campaign of the same code on any host counts them as done, and runs only the others.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from schedlab.analysis.figures import FigureContext, provenance
 from schedlab.analysis.store import (DATA, committed_path, load_committed, save_committed,
                                      update_store)
 from schedlab.analysis.tables import table
-from schedlab.campaigns import demo
+from schedlab.campaigns import carried, demo
 from schedlab.campaigns.cost import campaign_host_hours, unmeasured
 from schedlab.campaigns.experiment import Experiment, get, registry
 from schedlab.campaigns.local import error_line, logs_dir
@@ -107,14 +109,37 @@ def partial_paths(experiment: Experiment, scale: str, backend: str) -> dict[str,
             for part, path in table_paths(experiment, scale, backend).items()}
 
 
+def run_dirs(requests) -> list[Path]:
+    """The requests' run directories, their ids as the campaign computes them (kernel,
+    image and programs are built if missing)."""
+    from schedlab.runs import prepare
+    return [prepare(r, progress=lambda s: None).dir for r in requests]
+
+
 def finished_runs(requests) -> list[Path]:
     """The run directories of ``requests`` that have finished in the results store, ok or
-    with problems, as a campaign's report counts them (their ids as the campaign computes
-    them: kernel, image and programs are built if missing)."""
+    with problems, as a campaign's report counts them."""
     from schedlab.campaigns.local import finished_state
-    from schedlab.runs import prepare
-    dirs = [prepare(r, progress=lambda s: None).dir for r in requests]
-    return [d for d in dirs if finished_state(d) in ("done", "problems")]
+    return [d for d in run_dirs(requests) if finished_state(d) in ("done", "problems")]
+
+
+def carried_runs(experiment: Experiment, scale: str, backend: str, requests,
+                 say: Say) -> tuple[carried.Carried, dict[str, Path]]:
+    """The experiment's runs carried from another host (``data/<study>/partial/``) that
+    this checkout and gem5 binary would make, and where the carried tables are."""
+    where = carried.paths_for(experiment, scale, backend,
+                              tuple(table_paths(experiment, scale, backend)), DATA)
+    if not where[""].is_file():
+        return carried.Carried(), where
+    gem5_hash = None
+    if backend == "gem5" and can_run(backend):   # --partial needs no gem5: ids decide
+        from schedlab.backends.gem5.binary import probe
+        gem5_hash = probe().hash
+    found = carried.load(where, {d.name for d in run_dirs(requests)}, gem5_hash, say)
+    if found.run_ids:
+        say(f"{experiment.name}: {len(found.run_ids)} of its {len(requests)} runs carried "
+            f"from {where['']}")
+    return found, where
 
 
 def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
@@ -204,24 +229,41 @@ def shared_requests(names: list[str], scale: str, backend: str) -> list:
     return list(union.values())
 
 
+def uncarried_requests(names: list[str], scale: str, backend: str, say: Say) -> list:
+    """The figures' shared runs less those carried for every figure that has them."""
+    needed: dict[str, object] = {}
+    for name in names:
+        experiment = runnable(name, backend)
+        requests = experiment.requests(scale, backend)
+        found, _ = carried_runs(experiment, scale, backend, requests, say)
+        for r, d in zip(requests, run_dirs(requests)):
+            if d.name not in found.run_ids:
+                needed.setdefault(json.dumps(request_to_data(r), sort_keys=True), r)
+    return [r for r in shared_requests(names, scale, backend)
+            if json.dumps(request_to_data(r), sort_keys=True) in needed]
+
+
 def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5",
                    jobs: int | None = None, executor: str = "local", say: Say = print,
-                   source: str = "auto", slurm: dict | None = None) -> list[Reproduced]:
+                   source: str = "auto", slurm: dict | None = None,
+                   carry: bool = False) -> list[Reproduced]:
     """Several figures as one campaign: their runs, each once, ``jobs`` at a time across
     the figures' boundaries (no core waits for one figure's last run before the next
     figure's start), then each figure drawn as :func:`reproduce` draws it."""
     for name in names:
         runnable(name, backend)
     if len(names) > 1 and source == "auto" and can_run(backend):
-        run_requests(shared_requests(names, scale, backend), campaign_name(names, scale),
-                     jobs, executor, say, slurm or {})
+        todo = uncarried_requests(names, scale, backend, say)
+        if todo:
+            run_requests(todo, campaign_name(names, scale), jobs, executor, say, slurm or {})
     if source != "partial":
         return [reproduce(n, scale, backend, jobs, executor, say, source, slurm)
                 for n in names]
     drawn = []
     for name in names:     # what has runs so far; the others are said, not fatal
         try:
-            drawn.append(reproduce(name, scale, backend, jobs, executor, say, source, slurm))
+            drawn.append(reproduce(name, scale, backend, jobs, executor, say, source, slurm,
+                                   carry))
         except NoFinishedRuns as e:
             if len(names) == 1:
                 raise
@@ -248,9 +290,10 @@ class NoFinishedRuns(UserError):
 
 def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
               executor: str = "local", say: Say = print, source: str = "auto",
-              slurm: dict | None = None) -> Reproduced:
+              slurm: dict | None = None, carry: bool = False) -> Reproduced:
     """Draw one figure (see the module's docstring); ``slurm``: options of
-    :func:`schedlab.campaigns.slurm.submit` (partition, time_limit_min, ...)."""
+    :func:`schedlab.campaigns.slurm.submit` (partition, time_limit_min, ...); ``carry``
+    (with source "partial"): also keep the tables under ``data/<study>/partial/``."""
     experiment = runnable(name, backend)
     requests = experiment.requests(scale, backend)
     if source == "auto":
@@ -258,29 +301,43 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     where = table_paths(experiment, scale, backend, committed=source == "committed")
     reduction = experiment.reductions.get(scale, "")
     if source == "partial":
-        done = finished_runs(requests)
-        if not done:
+        found, carry_where = carried_runs(experiment, scale, backend, requests, say)
+        done = [d for d in finished_runs(requests) if d.name not in found.run_ids]
+        count = len(done) + len(found.run_ids)
+        if not count:
             raise NoFinishedRuns(f"no finished runs of {name} at {scale} scale on {backend} "
                                  f"in {paths.results_dir()} yet; start them with 'run.py "
                                  f"reproduce {name}' (SCHEDLAB_RESULTS names another store)")
-        tables = collect(experiment, done)
+        tables = found.merged(collect(experiment, done) if done else {})
         where = partial_paths(experiment, scale, backend)
         for part, path in where.items():
             save_committed(tables[part], path)
-        reduction = (f"PARTIAL: {len(done)} of the {len(requests)} runs finished"
+        if carry:
+            carried.save(tables, carry_where)
+            where = carry_where
+        reduction = (f"PARTIAL: {count} of the {len(requests)} runs finished"
                      + (f"; {reduction}" if reduction else ""))
-        say(f"{name}: {len(done)} of {len(requests)} runs finished; tables in "
+        say(f"{name}: {count} of {len(requests)} runs finished; tables in "
             + ", ".join(str(p) for p in where.values()))
     elif source == "runs":
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
                             f"--backend qemu for placement only")
-        report = run_requests(requests, f"{name}-{scale}", jobs, executor, say, slurm or {})
-        tables = collect(experiment, report.run_dirs())
+        found, carry_where = carried_runs(experiment, scale, backend, requests, say)
+        todo = [r for r, d in zip(requests, run_dirs(requests)) if d.name not in found.run_ids]
+        fresh = {}
+        if todo:
+            report = run_requests(todo, f"{name}-{scale}", jobs, executor, say, slurm or {})
+            fresh = collect(experiment, report.run_dirs())
+        tables = found.merged(fresh)
         for part, path in where.items():
             save_committed(tables[part], path)
         update_store()
         say(f"{name}: tables in " + ", ".join(str(p) for p in where.values()))
+        superseded = carried.remove(carry_where)
+        if superseded:
+            say(f"{name}: the carried tables are superseded and removed (commit their "
+                f"removal): " + ", ".join(str(p) for p in superseded))
     else:
         tables = {part: load_committed(path) for part, path in where.items()}
         if any(t is None for t in tables.values()):
