@@ -386,3 +386,19 @@ def test_carried_rows_of_another_gem5_binary_run_again(tmp_path):
     assert list(merged[""]["run_id"]) == ["a", "b"] and list(merged[""]["rate"]) == [1.0, 2.5]
     assert carried.remove(where) == list(where.values()) and not any(
         p.exists() for p in where.values())
+
+
+def test_without_committed_tables_the_error_points_at_carried_ones(tmp_path, monkeypatch):
+    import pandas as pd
+    from schedlab.analysis import store
+    from schedlab.campaigns import carried
+    from schedlab.campaigns import reproduce as R
+    monkeypatch.setattr(R, "DATA", tmp_path)
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    with pytest.raises(UserError) as e:
+        R.reproduce("brecht-fig2", source="committed", say=lambda s: None)
+    assert "holds some of its runs" not in str(e.value)
+    where = carried.paths_for(get("brecht-fig2"), "smoke", "gem5", ("",), tmp_path)
+    carried.save({"": pd.DataFrame({"run_id": ["x"]})}, where)
+    with pytest.raises(UserError, match="holds some of its runs"):
+        R.reproduce("brecht-fig2", source="committed", say=lambda s: None)

@@ -341,8 +341,12 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     else:
         tables = {part: load_committed(path) for part, path in where.items()}
         if any(t is None for t in tables.values()):
+            kept = carried.paths_for(experiment, scale, backend, tuple(where), DATA)[""]
+            hint = (f"; {kept} holds some of its runs ('--partial' draws them)"
+                    if kept.is_file() else "")
             raise UserError(f"no committed {backend} results for {name} at {scale} scale "
-                            f"({where['']}); run it with GEM5 set, or use --backend qemu")
+                            f"({where['']}); run it with GEM5 set, or use --backend qemu"
+                            + hint)
         say(f"{name}: drawing from the committed tables {where['']}")
     main = tables[""]
     ctx = FigureContext(name=name, title=experiment.title, scale=scale, backend=backend,
