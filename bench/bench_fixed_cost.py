@@ -171,17 +171,22 @@ def git_head() -> str:
                           text=True, cwd=Path(__file__).parent).stdout.strip()
 
 
+def run_once(request: RunRequest) -> tuple[str, Path, dict, dict]:
+    """Run the request; its run id, directory, gem5.json and results.json."""
+    prepared = prepare(request, progress=print)
+    run_dir = execute(prepared, progress=print)
+    return (prepared.run_id, run_dir, json.loads((run_dir / "gem5.json").read_text()),
+            json.loads((run_dir / "results.json").read_text()))
+
+
 def bench_machine(name: str, cpu: str) -> dict:
     request = RunRequest(machine=name, backend="gem5", cpu=cpu, jobs=(WORKLOAD,),
                          label={"bench": "fixed-cost", "at": time.time()})
-    prepared = prepare(request, progress=print)
-    run_dir = execute(prepared, progress=print)
-    info = json.loads((run_dir / "gem5.json").read_text())
-    results = json.loads((run_dir / "results.json").read_text())
+    run_id, run_dir, info, results = run_once(request)
     facts = results["facts"]
     up = {k: facts[k] for k in facts if k.startswith("uptime.")}
     return {"machine": name, "cpu": info["cpu"], "commit": git_head(), "ok": results["ok"],
-            "errors": results["errors"], "run_id": prepared.run_id,
+            "errors": results["errors"], "run_id": run_id,
             "checkpoint_boot_s": info["checkpoint"]["host_seconds"],
             "console_bytes": (run_dir / "console.log").stat().st_size,
             **split(info), "guest_uptime": up}
@@ -201,13 +206,10 @@ def bench_request(request: RunRequest, warm_caches: float | None) -> dict:
     """One run of a campaign's request (optionally with the caches bypassed), split as the
     store's runs are."""
     request = dataclasses.replace(request, warm_caches=warm_caches)
-    prepared = prepare(request, progress=print)
-    run_dir = execute(prepared, progress=print)
+    _, run_dir, info, results = run_once(request)
     record = from_run(run_dir)
     if record is None:
-        results = json.loads((run_dir / "results.json").read_text())
         raise SystemExit(f"{run_dir}: the run failed: {results.get('errors')}")
-    info = json.loads((run_dir / "gem5.json").read_text())
     return {**record, "source": "request", "commit": git_head(), "warm_caches": warm_caches,
             "label": request.label, "checkpoint_boot_s": info["checkpoint"]["host_seconds"]}
 
