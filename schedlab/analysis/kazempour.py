@@ -9,13 +9,14 @@ pair, as in the paper. The metric is the benchmark's own (per-task attribution).
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from schedlab.analysis import slices
-from schedlab.analysis.figures import WHISKERS, FigureContext, finish, paired_bars
+from schedlab.analysis.figures import WHISKERS, FigureContext, finish, metric_label, paired_bars
 from schedlab.analysis.metrics import paired_summary
 from schedlab.analysis.tables import rows
 
@@ -232,7 +233,11 @@ def _every_condition(frame: pd.DataFrame, metric: str, ctx: FigureContext, dest:
             ax = axes[i][j]
             paired_bars(ax, sel, metric, "benchmark", "bv", ("bv_0", bv),
                         ("next to BV_0", f"next to {bv.upper()}"))
-            ax.set_title(f"{machine}, {retention} L2 retention, {quantum} ms quantum",
-                         fontsize=8)
+            # Left, on two lines: the legend takes the right of the same strip.
+            ax.set_title(f"{machine}\n{retention} L2 retention, {quantum} ms quantum",
+                         fontsize=8, loc="left")
+            # One axis label per row (the columns share the metric), narrow enough for
+            # the panel's height.
+            ax.set_ylabel("" if j else textwrap.fill(metric_label(metric), 24), fontsize=8)
     return finish(fig, ctx, dest, WHISKERS + "; above each pair: change next to the "
                                              "low-affinity base vector.")
