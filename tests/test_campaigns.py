@@ -402,3 +402,19 @@ def test_without_committed_tables_the_error_points_at_carried_ones(tmp_path, mon
     carried.save({"": pd.DataFrame({"run_id": ["x"]})}, where)
     with pytest.raises(UserError, match="holds some of its runs"):
         R.reproduce("brecht-fig2", source="committed", say=lambda s: None)
+
+
+def test_dry_run_counts_carried_runs_by_label(tmp_path, monkeypatch):
+    import pandas as pd
+    from schedlab.campaigns import carried
+    from schedlab.campaigns import reproduce as R
+    fig1 = get("brecht-fig1")
+    requests = fig1.requests("smoke", "gem5")
+    rows = pd.DataFrame([{**requests[i].label, "run_id": f"r{i}", "job": "streams"}
+                         for i in (0, 0, 3)])      # a run has a row per job repetition
+    where = carried.paths_for(fig1, "smoke", "gem5", ("",), tmp_path)
+    carried.save({"": rows}, where)
+    assert carried.labelled(where[""], requests) == [i in (0, 3) for i in range(len(requests))]
+    monkeypatch.setattr(R, "DATA", tmp_path)
+    line = next(x for x in R.describe(fig1, "smoke", "gem5") if "carried:" in x)
+    assert f"carried: 2 of them in {where['']}" in line and f"{len(requests) - 2} to run" in line

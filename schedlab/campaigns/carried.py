@@ -80,6 +80,20 @@ def load(where: dict[str, Path], run_ids: set[str], gem5_hash: str | None,
     return Carried(kept, carried)
 
 
+def labelled(path: Path, requests) -> list[bool]:
+    """Per request, whether the carried table at ``path`` has a row with its label: what
+    ``--dry-run`` counts without building anything (the campaign goes by run id)."""
+    table = load_committed(path)
+    if table is None or not len(table):
+        return [False] * len(requests)
+    keys = {tuple(sorted((k, str(v)) for k, v in r.label.items())) for r in requests}
+    columns = sorted({k for key in keys for k, _ in key} & set(table.columns))
+    present = {tuple(sorted((c, str(v)) for c, v in row.items()))
+               for row in table[columns].drop_duplicates().to_dict("records")}
+    return [tuple(sorted((k, str(v)) for k, v in r.label.items())) in present
+            for r in requests]
+
+
 def save(tables: dict[str, pd.DataFrame], where: dict[str, Path]) -> None:
     for part, path in where.items():
         save_committed(tables.get(part, pd.DataFrame()), path)

@@ -190,6 +190,13 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
                      f"{measured[1] / 60:.1f} min of gem5 host time each (on the host that "
                      f"ran them, shared with other work)")
+    kept = carried.paths_for(experiment, scale, backend, ("",), DATA)[""]
+    if kept.is_file():
+        done = sum(carried.labelled(kept, requests))
+        lines.append(f"  carried: {done} of them in {kept} (matched by label here; the "
+                     f"campaign checks their run ids), {len(requests) - done} to run"
+                     + (f", about {hours * (len(requests) - done) / len(requests):.1f} "
+                        f"host hours" if hours == hours else ""))
     if experiment.reductions.get(scale):
         lines.append(f"  reduced: {experiment.reductions[scale]}")
     guessed = unmeasured(requests)
