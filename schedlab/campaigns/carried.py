@@ -86,12 +86,12 @@ def labelled(path: Path, requests) -> list[bool]:
     table = load_committed(path)
     if table is None or not len(table):
         return [False] * len(requests)
-    keys = {tuple(sorted((k, str(v)) for k, v in r.label.items())) for r in requests}
-    columns = sorted({k for key in keys for k, _ in key} & set(table.columns))
-    present = {tuple(sorted((c, str(v)) for c, v in row.items()))
-               for row in table[columns].drop_duplicates().to_dict("records")}
-    return [tuple(sorted((k, str(v)) for k, v in r.label.items())) in present
-            for r in requests]
+
+    def key(label: dict) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in label.items()))
+    columns = sorted({k for r in requests for k in r.label} & set(table.columns))
+    present = {key(row) for row in table[columns].drop_duplicates().to_dict("records")}
+    return [key(r.label) in present for r in requests]
 
 
 def save(tables: dict[str, pd.DataFrame], where: dict[str, Path]) -> None:

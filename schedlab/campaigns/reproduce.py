@@ -116,28 +116,34 @@ def run_dirs(requests) -> list[Path]:
     return [prepare(r, progress=lambda s: None).dir for r in requests]
 
 
-def finished_runs(requests) -> list[Path]:
-    """The run directories of ``requests`` that have finished in the results store, ok or
-    with problems, as a campaign's report counts them."""
+def finished_runs(dirs: list[Path]) -> list[Path]:
+    """The run directories that have finished in the results store, ok or with problems,
+    as a campaign's report counts them."""
     from schedlab.campaigns.local import finished_state
-    return [d for d in run_dirs(requests) if finished_state(d) in ("done", "problems")]
+    return [d for d in dirs if finished_state(d) in ("done", "problems")]
 
 
-def carried_runs(experiment: Experiment, scale: str, backend: str, requests,
+def carried_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
+    """Where the experiment's carried tables are (``data/<study>/partial/``)."""
+    return carried.paths_for(experiment, scale, backend,
+                             tuple(table_paths(experiment, scale, backend)), DATA)
+
+
+def carried_runs(experiment: Experiment, scale: str, backend: str, dirs: list[Path],
                  say: Say) -> tuple[carried.Carried, dict[str, Path]]:
-    """The experiment's runs carried from another host (``data/<study>/partial/``) that
-    this checkout and gem5 binary would make, and where the carried tables are."""
-    where = carried.paths_for(experiment, scale, backend,
-                              tuple(table_paths(experiment, scale, backend)), DATA)
+    """The experiment's runs carried from another host that this checkout and gem5 binary
+    would make (``dirs``: its requests' run directories), and where the carried tables
+    are."""
+    where = carried_paths(experiment, scale, backend)
     if not where[""].is_file():
         return carried.Carried(), where
     gem5_hash = None
     if backend == "gem5" and can_run(backend):   # --partial needs no gem5: ids decide
         from schedlab.backends.gem5.binary import probe
         gem5_hash = probe().hash
-    found = carried.load(where, {d.name for d in run_dirs(requests)}, gem5_hash, say)
+    found = carried.load(where, {d.name for d in dirs}, gem5_hash, say)
     if found.run_ids:
-        say(f"{experiment.name}: {len(found.run_ids)} of its {len(requests)} runs carried "
+        say(f"{experiment.name}: {len(found.run_ids)} of its {len(dirs)} runs carried "
             f"from {where['']}")
     return found, where
 
@@ -190,7 +196,7 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
                      f"{measured[1] / 60:.1f} min of gem5 host time each (on the host that "
                      f"ran them, shared with other work)")
-    kept = carried.paths_for(experiment, scale, backend, ("",), DATA)[""]
+    kept = carried_paths(experiment, scale, backend)[""]
     if kept.is_file():
         done = sum(carried.labelled(kept, requests))
         lines.append(f"  carried: {done} of them in {kept} (matched by label here; the "
@@ -242,8 +248,9 @@ def uncarried_requests(names: list[str], scale: str, backend: str, say: Say) -> 
     for name in names:
         experiment = runnable(name, backend)
         requests = experiment.requests(scale, backend)
-        found, _ = carried_runs(experiment, scale, backend, requests, say)
-        for r, d in zip(requests, run_dirs(requests)):
+        dirs = run_dirs(requests)
+        found, _ = carried_runs(experiment, scale, backend, dirs, say)
+        for r, d in zip(requests, dirs):
             if d.name not in found.run_ids:
                 needed.setdefault(json.dumps(request_to_data(r), sort_keys=True), r)
     return [r for r in shared_requests(names, scale, backend)
@@ -308,8 +315,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     where = table_paths(experiment, scale, backend, committed=source == "committed")
     reduction = experiment.reductions.get(scale, "")
     if source == "partial":
-        found, carry_where = carried_runs(experiment, scale, backend, requests, say)
-        done = [d for d in finished_runs(requests) if d.name not in found.run_ids]
+        dirs = run_dirs(requests)
+        found, carry_where = carried_runs(experiment, scale, backend, dirs, say)
+        done = [d for d in finished_runs(dirs) if d.name not in found.run_ids]
         count = len(done) + len(found.run_ids)
         if not count:
             raise NoFinishedRuns(f"no finished runs of {name} at {scale} scale on {backend} "
@@ -330,8 +338,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         if not can_run(backend):
             raise UserError(f"{name} on gem5 needs GEM5=/path/to/gem5.fast (see README), or "
                             f"--backend qemu for placement only")
-        found, carry_where = carried_runs(experiment, scale, backend, requests, say)
-        todo = [r for r, d in zip(requests, run_dirs(requests)) if d.name not in found.run_ids]
+        dirs = run_dirs(requests)
+        found, carry_where = carried_runs(experiment, scale, backend, dirs, say)
+        todo = [r for r, d in zip(requests, dirs) if d.name not in found.run_ids]
         fresh = {}
         if todo:
             report = run_requests(todo, f"{name}-{scale}", jobs, executor, say, slurm or {})
@@ -348,7 +357,7 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     else:
         tables = {part: load_committed(path) for part, path in where.items()}
         if any(t is None for t in tables.values()):
-            kept = carried.paths_for(experiment, scale, backend, tuple(where), DATA)[""]
+            kept = carried_paths(experiment, scale, backend)[""]
             hint = (f"; {kept} holds some of its runs ('--partial' draws them)"
                     if kept.is_file() else "")
             raise UserError(f"no committed {backend} results for {name} at {scale} scale "
