@@ -21,13 +21,20 @@ checkpoint is missing it is made first and its time is reported apart.
 ``--request EXPERIMENT:K`` runs the K-th smoke-scale gem5 request of a campaign's experiment
 instead of memlat (its own workloads, as the campaign runs them), e.g. a Hector run of
 ``brecht-fig1``; ``--warm-caches S`` runs the request with the caches bypassed until S
-seconds before its region (RunRequest.warm_caches), to compare with the same request without.
+seconds before its region (RunRequest.warm_caches), to compare with the same request without;
+``--warmup S`` gives its jobs a warm-up of S guest seconds instead of the experiment's:
+with 0, restored to region start is the set-up alone (the warm-up is the experiment's, and
+the base vectors it runs beside make it cost more host time per guest second than the set-up).
 
 ``--from-store DIR`` splits the finished gem5 runs of a results directory instead (a
 campaign's own runs, no new simulation): the same phases, and for jobs with a warm-up its
 share (the Atomic cores' warming run, part of the experiment rather than of the fixed
-cost), read off gem5's progress lines at the tick where the warm-up began. One record per
-run and a table of medians per machine, workloads and CPU model.
+cost), read off gem5's progress lines at the tick where the warm-up began. That share is
+interpolated linearly in guest time between the lines around it (one every 30 host seconds),
+so where no line falls in the set-up it is too small: a busy warm-up costs more host time
+per guest second than the set-up, which waits part of the time. ``--request ... --warmup 0``
+measures the set-up alone. One record per run and a table of medians per machine, workloads
+and CPU model.
 
 Results go to the JSON file (one record per machine) and a markdown table on stdout;
 bench/gem5.md ("Fixed cost per run") records the runs made on the project's hosts.
@@ -202,10 +209,23 @@ def campaign_request(spec: str) -> RunRequest:
     return requests[int(index)]
 
 
-def bench_request(request: RunRequest, warm_caches: float | None) -> dict:
-    """One run of a campaign's request (optionally with the caches bypassed), split as the
-    store's runs are."""
+def request_variant(request: RunRequest, warm_caches: float | None,
+                    warmup: float | None) -> RunRequest:
+    """A campaign's request with the caches bypassed until ``warm_caches`` seconds before
+    its region, and its jobs' warm-up replaced by ``warmup`` (None: the experiment's)."""
     request = dataclasses.replace(request, warm_caches=warm_caches)
+    if warmup is None:
+        return request
+    return dataclasses.replace(
+        request, jobs=tuple(dataclasses.replace(j, warmup=warmup) for j in request.jobs),
+        label={**request.label, "bench_warmup": warmup})
+
+
+def bench_request(request: RunRequest, warm_caches: float | None,
+                  warmup: float | None = None) -> dict:
+    """One run of a campaign's request (optionally a variant: request_variant), split as
+    the store's runs are."""
+    request = request_variant(request, warm_caches, warmup)
     _, run_dir, info, results = run_once(request)
     record = from_run(run_dir)
     if record is None:
@@ -273,6 +293,9 @@ def main() -> int:
     p.add_argument("--warm-caches", type=float, default=None, metavar="S",
                    help="with --request: bypass the caches until S guest seconds before the "
                         "region")
+    p.add_argument("--warmup", type=float, default=None, metavar="S",
+                   help="with --request: the jobs' warm-up in guest seconds instead of the "
+                        "experiment's (0: measure the set-up alone)")
     p.add_argument("--from-store", type=Path, metavar="DIR",
                    help="split the finished gem5 runs of this results directory instead")
     add_record_options(p)
@@ -287,6 +310,12 @@ def main() -> int:
         print(tables(records))
         return 0
     request = None
+    if (args.warmup is not None or args.warm_caches is not None) and not args.request:
+        raise SystemExit("bench_fixed_cost: --warmup and --warm-caches change a campaign's "
+                         "request; name one with --request EXPERIMENT:K")
+    if args.warmup is not None and args.warmup < 0:
+        raise SystemExit(f"bench_fixed_cost: --warmup {args.warmup:g}: a warm-up is 0 or more "
+                         f"guest seconds")
     if args.request:
         try:
             request = campaign_request(args.request)
@@ -295,7 +324,7 @@ def main() -> int:
     records = []
     with results_dir("schedlab-bench-fixed-"):
         for name in ([None] if request else args.machines.split(",")):
-            records.append(bench_request(request, args.warm_caches) if request
+            records.append(bench_request(request, args.warm_caches, args.warmup) if request
                            else bench_machine(name, args.cpu))
             print(json.dumps(records[-1], indent=1))
     if args.json:

@@ -109,3 +109,23 @@ def test_a_campaign_request_is_named_by_experiment_and_index():
             assert "NAME:K" in str(e) and "\n" not in str(e)
         else:
             raise AssertionError(f"{wrong} was accepted")
+
+
+def test_the_set_up_alone_is_a_campaign_request_without_its_warm_up():
+    request = bf.campaign_request("kazempour-expA:0")
+    assert request.jobs[0].warmup > 0
+    alone = bf.request_variant(request, None, 0.0)
+    assert [j.warmup for j in alone.jobs] == [0.0] * len(request.jobs)
+    assert alone.background == request.background and alone.label["bench_warmup"] == 0.0
+    assert bf.request_variant(request, None, None) == request
+
+
+def test_a_variant_without_a_request_is_refused_in_one_line(monkeypatch, capsys):
+    for option in (["--warmup", "0"], ["--warm-caches", "0.01"]):
+        monkeypatch.setattr(sys, "argv", ["bench_fixed_cost.py", *option])
+        try:
+            bf.main()
+        except SystemExit as e:
+            assert "--request EXPERIMENT:K" in str(e) and "\n" not in str(e)
+        else:
+            raise AssertionError(f"{option} without --request was accepted")

@@ -20,13 +20,14 @@ def test_rendered_spec_passes_arguments_through_the_shell_unchanged():
     # Stand-in runner functions that print their arguments one per line.
     script = ('job() { for a in "$@"; do printf "%s\\n" "$a"; done; }\n'
               'sysctl_set() { printf "sysctl %s=%s\\n" "$1" "$2"; }\n'
+              'sysctl_report() { echo "read back"; }\n'
               + spec.render() + "\nrun_spec\necho \"nonce=$NONCE\"\n")
     out = subprocess.run(["/bin/busybox", "sh", "-c", script], capture_output=True,
                          text=True, check=True).stdout.split("\n")
-    assert out[0] == "sysctl kernel.x=1"
-    assert out[1:12] == ["w", "2", "--policy", "fifo", "--prio", "10", "--cpus", "0-1", "--",
+    assert out[:2] == ["sysctl kernel.x=1", "read back"]
+    assert out[2:13] == ["w", "2", "--policy", "fifo", "--prio", "10", "--cpus", "0-1", "--",
                          "/bin/w", NASTY]
-    assert out[12] == "" and "nonce=n1" in out
+    assert out[13] == "" and "nonce=n1" in out
 
 
 def test_a_job_joins_region_scheduling_through_the_launcher_only_when_asked():

@@ -42,7 +42,8 @@ def _interleaved():
 
 
 def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
-    request = RunRequest(machine="clovertown-e5320", overrides=TWO_NODES,
+    sysctl = (("kernel.sched_rr_timeslice_ms", "20"), ("kernel.sched_rt_runtime_us", "900000"))
+    request = RunRequest(machine="clovertown-e5320", overrides=TWO_NODES, sysctl=sysctl,
                          jobs=(WorkloadRequest("memlat", reps=2, cpus="3"),), timeout=600)
     run_dir = execute(prepare(request, progress=print), progress=print)
     res = json.loads((run_dir / "results.json").read_text())
@@ -59,6 +60,8 @@ def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
     want = TRACE_BUFFER_KB["qemu"]
     assert want <= int(facts["trace.buffer_size_kb"]) < 1.01 * want
     assert [j["rep"] for j in res["jobs"]] == [1, 2]
+    # The sysctls as the kernel reads them back, every digit (not the first byte alone).
+    assert {k: facts[f"sysctl.{k}"] for k, _ in sysctl} == dict(sysctl)
     # The runner marks its phases with the guest's clock, in the order it ran them.
     points = ["restored", "begin", "job.memlat.1", "job.memlat.2", "jobs-done", "end"]
     clock = [float(facts[f"uptime.{p}"]) for p in points]

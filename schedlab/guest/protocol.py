@@ -1,9 +1,9 @@
 """The host side of the in-guest runner's protocol (disk-images/rootfs/init).
 
 Host -> guest: a run specification (in the run's payload, schedlab.guest.payload), rendered
-as a shell script that sets NONCE and defines
-``run_spec`` as a list of runner calls (sysctl_set, file_set, trace_events, background, job),
-every value quoted with shlex so no workload argument can break it.
+as a shell script that sets NONCE and defines ``run_spec`` as a list of runner calls
+(sysctl_set, sysctl_report, file_set, trace_events, background, job), every value quoted
+with shlex so no workload argument can break it.
 
 Guest -> host: console lines. ``@@schedlab-ready`` marks a booted guest (before any spec is
 known); everything else is ``@@schedlab <nonce> <kind> <payload>``, so output of another run or
@@ -62,6 +62,8 @@ class GuestSpec:
         lines += [f"export {k}={q(v)}" for k, v in self.env]
         lines.append("run_spec() {")
         lines += [f"\tsysctl_set {q(k)} {q(v)}" for k, v in self.sysctl]
+        if self.sysctl:
+            lines.append("\tsysctl_report")
         lines += [f"\tfile_set {q(k)} {q(v)}" for k, v in self.files]
         if self.trace_events:
             lines.append("\ttrace_events " + " ".join(map(q, self.trace_events)))
