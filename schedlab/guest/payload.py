@@ -13,15 +13,17 @@ run's payload is one uncompressed newc cpio archive, entries at their guest path
   ``/lib64/ld-linux-x86-64.so.2``), and the files of ``--overlay`` directories at their
   paths below the guest's root.
 
-The runner (disk-images/rootfs/init) mounts a tmpfs at /schedlab and unpacks the archive
-from / with busybox ``cpio``: the run's programs land in that tmpfs, libraries and overlays
-in the guest's root (the initramfs, itself in memory). Transport: gem5 serves the archive
-to the guest's ``m5 readfile`` after the boot checkpoint; QEMU gets it as the file
-``/payload.cpio`` inside a small initramfs appended to the image's. ``m5 readfile`` needs
-no device: a second disk would need PCI and an IDE driver in a kernel booted with
-``pci=off`` (every probed device costs Atomic boot time), and a 9p or virtio share does not
-exist in gem5's X86 board. Uncompressed, because the guest unpacks it on simulated cores
-(gzip would cost tens of millions of instructions for the 1.5 MB of workloads).
+The runner (disk-images/rootfs/init) mounts a tmpfs at /schedlab (before gem5's boot
+checkpoint) and unpacks the archive from / with busybox ``cpio``: the run's programs land in
+that tmpfs, libraries and overlays in the guest's root (the initramfs, itself in memory).
+Every directory is an entry of its own, before what it holds: the runner's ``cpio`` creates
+no other (no ``-d``). Transport: gem5 serves the archive to the guest's ``m5 readfile``
+after the boot checkpoint; QEMU gets it as the file ``/payload.cpio`` inside a small
+initramfs appended to the image's. ``m5 readfile`` needs no device: a second disk would need
+PCI and an IDE driver in a kernel booted with ``pci=off`` (every probed device costs Atomic
+boot time), and a 9p or virtio share does not exist in gem5's X86 board. Uncompressed,
+because the guest unpacks it on simulated cores (gzip would cost tens of millions of
+instructions for the 1.5 MB of workloads).
 """
 
 from __future__ import annotations
