@@ -178,6 +178,11 @@ def git_head() -> str:
                           text=True, cwd=Path(__file__).parent).stdout.strip()
 
 
+# The commit whose code the runs use, read when the benchmark starts: a commit made while a
+# run boots its checkpoint must not be credited with it.
+COMMIT = git_head()
+
+
 def run_once(request: RunRequest) -> tuple[str, Path, dict, dict]:
     """Run the request; its run id, directory, gem5.json and results.json."""
     prepared = prepare(request, progress=print)
@@ -192,7 +197,7 @@ def bench_machine(name: str, cpu: str) -> dict:
     run_id, run_dir, info, results = run_once(request)
     facts = results["facts"]
     up = {k: facts[k] for k in facts if k.startswith("uptime.")}
-    return {"machine": name, "cpu": info["cpu"], "commit": git_head(), "ok": results["ok"],
+    return {"machine": name, "cpu": info["cpu"], "commit": COMMIT, "ok": results["ok"],
             "errors": results["errors"], "run_id": run_id,
             "checkpoint_boot_s": info["checkpoint"]["host_seconds"],
             "console_bytes": (run_dir / "console.log").stat().st_size,
@@ -230,7 +235,7 @@ def bench_request(request: RunRequest, warm_caches: float | None,
     record = from_run(run_dir)
     if record is None:
         raise SystemExit(f"{run_dir}: the run failed: {results.get('errors')}")
-    return {**record, "source": "request", "commit": git_head(), "warm_caches": warm_caches,
+    return {**record, "source": "request", "commit": COMMIT, "warm_caches": warm_caches,
             "label": request.label, "checkpoint_boot_s": info["checkpoint"]["host_seconds"]}
 
 
