@@ -286,3 +286,30 @@ def test_a_fresh_qemu_run_through_the_runner(tmp_path, monkeypatch):
     request = get("brecht-fig6").requests("smoke", "qemu")[0]
     run_dir = execute(prepare(request, progress=lambda s: None))
     check_run(B.collect([run_dir]), run_dir)
+
+
+def test_fig1s_one_legend_hides_no_point(monkeypatch, tmp_path):
+    """The committed gem5 runs of Fig. 1 drawn: the delays' legend sits in the spare panel,
+    over none of the points of the application panels."""
+    jobs = pd.read_csv(Path(__file__).resolve().parent.parent / "data" / "brecht"
+                       / "brecht-fig1--smoke--gem5--jobs.csv")
+    kept = {}
+
+    def keep(fig, ctx, dest, extra=""):
+        fig.canvas.draw()
+        kept["fig"] = fig
+        return dest
+    monkeypatch.setattr(B, "finish", keep)
+    ctx = FigureContext(name="brecht-fig1", title="t", scale="smoke", backend="gem5")
+    B._lines_over_pool_sizes(jobs, "delay", "ring delay (cycles)", ctx, tmp_path / "f.png", "")
+    fig = kept["fig"]
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == 1 and not legends[0].axes.axison
+    assert [t.get_text() for t in legends[0].get_texts()] == [
+        f"ring delay (cycles) {d} (n=2)" for d in (0, 8, 16)]
+    box = legends[0].get_window_extent(fig.canvas.get_renderer())
+    for ax in fig.axes:
+        if ax.axison:
+            for line in ax.get_lines():
+                points = ax.transData.transform(line.get_xydata())
+                assert not any(box.contains(x, y) for x, y in points), ax.get_title()

@@ -313,9 +313,17 @@ def _lines_over_pool_sizes(jobs: pd.DataFrame, line: str, line_label: str, ctx, 
         ax.set_xticks(sizes, [f"{int(p)}" for p in sizes], fontsize=7)
         ax.set_xlabel("pool size (processors per pool)", fontsize=8)
         ax.set_ylabel("mean response time (s)", fontsize=8)
-        ax.legend(fontsize=6)
-    for ax in list(axes.flat)[len(apps):]:
+    # One legend for all panels (the lines are the same in each; n from the panel of all
+    # applications), in a spare panel, else above them: inside a panel it hid points.
+    handles, labels = axes.flat[len(apps) - 1].get_legend_handles_labels()
+    spare = list(axes.flat)[len(apps):]
+    for ax in spare:
         ax.axis("off")
+    if spare:
+        spare[0].legend(handles, labels, loc="center", fontsize=8)
+    else:
+        fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8,
+                   bbox_to_anchor=(0.5, 1.0))
     return finish(fig, ctx, dest, caption)
 
 
