@@ -25,6 +25,23 @@ def guest_image():
 
 
 @pytest.fixture
+def drawn_figure(monkeypatch):
+    """``drawn_figure(module)`` makes the module's ``finish`` keep the figure instead of
+    saving it, drawn so its layout is final; the figure is then in the returned dict's
+    "fig"."""
+    def capture(module) -> dict:
+        kept: dict = {}
+
+        def keep(fig, ctx, dest, extra=""):
+            fig.canvas.draw()
+            kept["fig"] = fig
+            return dest
+        monkeypatch.setattr(module, "finish", keep)
+        return kept
+    return capture
+
+
+@pytest.fixture
 def results_dir(tmp_path, monkeypatch):
     """Each test writes its runs into its own results directory."""
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / "results"))

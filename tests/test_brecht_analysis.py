@@ -288,18 +288,12 @@ def test_a_fresh_qemu_run_through_the_runner(tmp_path, monkeypatch):
     check_run(B.collect([run_dir]), run_dir)
 
 
-def test_fig1s_one_legend_hides_no_point(monkeypatch, tmp_path):
+def test_fig1s_one_legend_hides_no_point(drawn_figure, tmp_path):
     """The committed gem5 runs of Fig. 1 drawn: the delays' legend sits in the spare panel,
     over none of the points of the application panels."""
     jobs = pd.read_csv(Path(__file__).resolve().parent.parent / "data" / "brecht"
                        / "brecht-fig1--smoke--gem5--jobs.csv")
-    kept = {}
-
-    def keep(fig, ctx, dest, extra=""):
-        fig.canvas.draw()
-        kept["fig"] = fig
-        return dest
-    monkeypatch.setattr(B, "finish", keep)
+    kept = drawn_figure(B)
     ctx = FigureContext(name="brecht-fig1", title="t", scale="smoke", backend="gem5")
     B._lines_over_pool_sizes(jobs, "delay", "ring delay (cycles)", ctx, tmp_path / "f.png", "")
     fig = kept["fig"]

@@ -62,20 +62,14 @@ def test_quanta_on_the_simulated_clock(name, scale):
             assert run["on_time"].tail(2).all(), (run_id, run["ms"].tolist())
 
 
-def test_every_condition_panels_keep_title_and_legend_apart(tmp_path, monkeypatch):
+def test_every_condition_panels_keep_title_and_legend_apart(tmp_path, drawn_figure):
     # Experiment A's figure drawn from Fig. 2's committed runs (its condition: MUP, low L2
     # retention, 2 ms, BV_L1I): the panel's condition on the left, the legend on the right
     # of the strip above the axes, not on top of each other.
     from schedlab.analysis import kazempour as K
     from schedlab.analysis.figures import FigureContext
     frame = _tables("kazempour-fig2", "smoke")[""]
-    kept = {}
-
-    def keep(fig, ctx, dest, extra=""):
-        fig.canvas.draw()
-        kept["fig"] = fig
-        return dest
-    monkeypatch.setattr(K, "finish", keep)
+    kept = drawn_figure(K)
     ctx = FigureContext(name="kazempour-expA", title="t", scale="smoke", backend="gem5")
     K._every_condition(frame, "task_ipc", ctx, tmp_path / "f.png")
     (ax,) = kept["fig"].axes
