@@ -7,6 +7,7 @@ result here comes from it.
 
 import ast
 import dataclasses
+import gzip
 import json
 import shutil
 import stat
@@ -362,7 +363,11 @@ log.write_text(log.read_text() + mode + "\n" if log.exists() else mode + "\n")
 (out / "board.pc.com_1.device").write_text("stand-in console\n")
 def ev(**d): print("schedlab-event " + json.dumps(d), flush=True)
 if mode == "boot":
+    import gzip
     cpt.mkdir(parents=True, exist_ok=True); (cpt / "m5.cpt").write_text("")
+    # gem5 writes memory gzip-compressed: a page of data in 1 MiB of zeros.
+    with gzip.open(cpt / "board.physmem.store0.pmem", "wb") as f:
+        f.write(bytes(512 << 10) + b"\x07" * 4096 + bytes((512 << 10) - 4096))
     ev(event="checkpoint", tick=10, insts=5)
 else:
     assert (cpt / "m5.cpt").exists()
@@ -404,8 +409,15 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     assert "extra=1" in info["checkpoint"]["kernel_args"]
     assert info["command"][info["command"].index("--cpu") + 1] == "timing"
     assert [e["event"] for e in info["events"]][-1] == "exit"
+    # The checkpoint's memory is kept uncompressed, the same bytes (gem5 reads either).
+    (pmem,) = (tmp_path / "cache" / "gem5-checkpoints").glob("*/cpt/*.pmem")
+    assert pmem.read_bytes() == bytes(512 << 10) + b"\x07" * 4096 + bytes((512 << 10) - 4096)
+    # A checkpoint kept from before (memory compressed) is converted when reused.
+    memory = pmem.read_bytes()
+    pmem.write_bytes(gzip.compress(memory))
     # the second run reuses the checkpoint: one boot in all
     g5run.run(dataclasses.replace(job, cpu="o3"), tmp_path / "run2", progress=None)
+    assert pmem.read_bytes() == memory
     assert (tmp_path / "calls.log").read_text().split() == ["boot", "run", "run"]
     # A whole command line given with the spec (the run id's) is the one booted with.
     whole = [*checkpoint.run_kernel_args(m, plan_from_dict(m)), "given=1"]
@@ -413,6 +425,52 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
               progress=None)
     info = json.loads((tmp_path / "run3" / "gem5.json").read_text())
     assert info["checkpoint"]["kernel_args"] == whole
+
+
+def _sparse(path: Path) -> bool:
+    """Whether ``path`` occupies less disk than its size (it has holes)."""
+    return path.stat().st_blocks * 512 < path.stat().st_size
+
+
+@pytest.mark.parametrize("memory", [
+    bytes(3 << 20),                                                   # never touched
+    b"\x01" + bytes((1 << 20) - 1),                                    # data, then a hole
+    bytes(1 << 20) + b"\xff" * 100 + bytes(5000),                      # ends in a hole
+    bytes(checkpoint.HOLE_BLOCK - 1) + b"\x02" + bytes(2 << 20) + b"\x03" * 777,
+])
+def test_checkpoint_memory_is_stored_uncompressed_and_sparse(tmp_path, memory):
+    cpt = tmp_path / "cpt"
+    cpt.mkdir()
+    with gzip.open(cpt / "board.physmem.store0.pmem", "wb") as f:
+        f.write(memory)
+    (cpt / "m5.cpt").write_text("[board.physmem]\n")
+    pmem = cpt / "board.physmem.store0.pmem"
+    assert checkpoint.uncompress_memory(cpt) == [pmem]
+    assert pmem.read_bytes() == memory
+    assert _sparse(pmem)
+    # Once stored so, it stays as it is; the other files of the checkpoint are untouched.
+    assert checkpoint.uncompress_memory(cpt) == []
+    assert pmem.read_bytes() == memory and (cpt / "m5.cpt").read_text() == "[board.physmem]\n"
+    assert sorted(p.name for p in cpt.iterdir()) == ["board.physmem.store0.pmem", "m5.cpt"]
+
+
+def test_an_interrupted_memory_conversion_keeps_the_compressed_file(tmp_path, monkeypatch):
+    cpt = tmp_path / "cpt"
+    cpt.mkdir()
+    pmem = cpt / "board.physmem.store0.pmem"
+    with gzip.open(pmem, "wb") as f:
+        f.write(b"\x05" * (1 << 20))
+    compressed = pmem.read_bytes()
+
+    def interrupted(*_):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(checkpoint.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.uncompress_memory(cpt)
+    assert pmem.read_bytes() == compressed and list(cpt.iterdir()) == [pmem]
+    monkeypatch.undo()
+    checkpoint.uncompress_memory(cpt)
+    assert pmem.read_bytes() == b"\x05" * (1 << 20)
 
 
 def _stand_in_job(tmp_path, monkeypatch, readfile: str | bytes) -> g5run.Gem5Job:
