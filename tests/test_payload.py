@@ -87,6 +87,66 @@ def test_payload_archive_puts_everything_at_its_guest_path(tmp_path):
                                  "/schedlab/user/p"}
 
 
+@pytest.fixture
+def image_m5(guest_image, tmp_path):
+    """The image's own m5 tool, out of its ext4 (its unpack ops issue no m5 op when they
+    read a file, so it runs on the host)."""
+    subprocess.run(["debugfs", "-R", f"dump /opt/schedlab/bin/m5 {tmp_path}/m5",
+                    str(guest_image.ext4)], capture_output=True, check=True)
+    (tmp_path / "m5").chmod(0o755)
+    return tmp_path / "m5"
+
+
+def test_the_runner_unpacks_a_payload_as_cpio_would(image_m5, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "schedlab" / "bin").mkdir(parents=True)
+    multi = tree / "schedlab" / "bin" / "multi"
+    # Larger than the tool's 256 KiB buffer and not a multiple of 4 (the entries' padding).
+    multi.write_bytes(os.urandom(600_001))
+    multi.chmod(0o755)
+    (tree / "schedlab" / "bin" / "alias").symlink_to("multi")
+    (tree / "schedlab" / "empty").write_bytes(b"")
+    p = payload.Payload({payload.SPEC: "NONCE=x\n"}, [tree])
+    archive = p.write(tmp_path / "payload.cpio", progress=lambda s: None)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    # What was there is replaced (the runner's tmpfs is empty, the guest's root is not).
+    (ours / "schedlab").mkdir(mode=0o700)
+    (ours / "schedlab" / "empty").write_text("old")
+    r = subprocess.run([image_m5, "unpackfile", archive, ours], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and r.stderr == "", r
+    subprocess.run(["cpio", "-i", "--quiet"], stdin=archive.open("rb"), cwd=theirs,
+                   check=True)
+    for path in theirs.rglob("*"):
+        mine = ours / path.relative_to(theirs)
+        assert mine.lstat().st_mode == path.lstat().st_mode, mine
+        if path.is_symlink():
+            assert mine.readlink() == path.readlink()
+        elif path.is_file():
+            assert mine.read_bytes() == path.read_bytes(), mine
+    assert sorted(ours.rglob("*")) == [ours / q.relative_to(theirs)
+                                       for q in sorted(theirs.rglob("*"))]
+    assert (ours / "schedlab" / "bin" / "multi").read_bytes() == multi.read_bytes()
+
+
+def test_a_damaged_payload_is_reported_not_half_trusted(image_m5, tmp_path):
+    p = payload.Payload({payload.SPEC: "NONCE=x\n" * 1000}, [])
+    archive = p.write(tmp_path / "payload.cpio", progress=lambda s: None).read_bytes()
+    cut = tmp_path / "cut.cpio"
+    cut.write_bytes(archive[:len(archive) // 2])
+    junk = tmp_path / "junk.cpio"
+    junk.write_bytes(b"PK\x03\x04" + bytes(200))
+    for bad, message in ((cut, "the archive ends in the middle of an entry"),
+                         (junk, "not a newc cpio header at archive byte 0")):
+        out = tmp_path / bad.stem
+        out.mkdir()
+        r = subprocess.run([image_m5, "unpackfile", bad, out], capture_output=True,
+                           text=True)
+        assert r.returncode == 1 and message in r.stderr, r
+
+
 def test_archives_are_a_function_of_their_contents_not_of_file_dates(tmp_path):
     # A run's spec is written afresh for every run: with its own date in the archive, the
     # same request gave the guest different input each time (seen as two gem5 runs of one

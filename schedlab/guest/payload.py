@@ -14,14 +14,16 @@ run's payload is one uncompressed newc cpio archive, entries at their guest path
   paths below the guest's root.
 
 The runner (disk-images/rootfs/init) mounts a tmpfs at /schedlab (before gem5's boot
-checkpoint) and unpacks the archive from / with busybox ``cpio``: the run's programs land in
-that tmpfs, libraries and overlays in the guest's root (the initramfs, itself in memory).
-Every directory is an entry of its own, before what it holds: the runner's ``cpio`` creates
-no other (no ``-d``). Transport: gem5 serves the archive to the guest's ``m5 readfile``
-after the boot checkpoint; QEMU gets it as the file ``/payload.cpio`` inside a small
-initramfs appended to the image's. ``m5 readfile`` needs no device: a second disk would need
-PCI and an IDE driver in a kernel booted with ``pci=off`` (every probed device costs Atomic
-boot time), and a 9p or virtio share does not exist in gem5's X86 board. Uncompressed,
+checkpoint) and unpacks the archive from / with the guest tool ``m5 unpack``
+(disk-images/guest-tools/m5.c; ``m5 unpackfile`` on QEMU): the run's programs land in that
+tmpfs, libraries and overlays in the guest's root (the initramfs, itself in memory). It
+takes directories, regular files and symbolic links; every directory is an entry of its
+own, before what it holds, and the unpacker creates no other. Transport: gem5 serves the
+archive to the guest's readfile m5 op after the boot checkpoint; QEMU gets it as the file
+``/payload.cpio`` inside a small initramfs appended to the image's. The readfile op needs
+no device: a second disk would need PCI and an IDE driver in a kernel booted with
+``pci=off`` (every probed device costs Atomic boot time), and a 9p or virtio share does not
+exist in gem5's X86 board. Uncompressed,
 because the guest unpacks it on simulated cores (gzip would cost tens of millions of
 instructions for the 1.5 MB of workloads).
 """
