@@ -147,7 +147,7 @@ def _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, ke
             raise Gem5Error(f"gem5 booted {machine['name']} but wrote no checkpoint: the guest "
                             f"never issued 'm5 checkpoint'; console: {logs / CONSOLE}")
         shutil.move(str(logs), str(tmp / "boot"))
-        uncompress_memory(tmp / "cpt", progress)
+        uncompress_memory(tmp / "cpt", progress, key)
         ck = next(e for e in result["events"] if e["event"] == "checkpoint")
         meta = {"key": key, "machine": machine["name"], "gem5": binary.version,
                 "gem5_hash": binary.hash, "kernel": kernel.kernel_hash,
@@ -163,7 +163,8 @@ def _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, ke
     return final / "cpt", meta
 
 
-def uncompress_memory(cpt: Path, progress: Progress | None = None) -> list[Path]:
+def uncompress_memory(cpt: Path, progress: Progress | None = None,
+                      key: str | None = None) -> list[Path]:
     """Store each gzip-compressed memory file of checkpoint directory ``cpt`` (gem5's
     ``*.pmem``) uncompressed, as a sparse file, in place; returns the files converted.
 
@@ -178,8 +179,8 @@ def uncompress_memory(cpt: Path, progress: Progress | None = None) -> list[Path]
             if f.read(2) != GZIP_MAGIC:
                 continue
         if progress:
-            progress(f"gem5: storing {pmem.name} of checkpoint {cpt.parent.name} uncompressed "
-                     f"and sparse (once: faster restores)")
+            progress(f"gem5: storing {pmem.name} of checkpoint {key or cpt.parent.name} "
+                     f"uncompressed and sparse (once: faster restores)")
         tmp = pmem.with_name(f".{pmem.name}.{os.getpid()}.tmp")
         try:
             with gzip.open(pmem, "rb") as src, open(tmp, "wb") as dst:
