@@ -192,6 +192,32 @@ def test_a_benchmark_sharing_its_cpu_is_charged_what_it_runs_alone(results_dir):
     assert insts[True] == pytest.approx(insts[False], rel=0.02)
 
 
+@pytest.mark.parametrize("quantum_ms", [10, 200])
+def test_study_1s_longer_quanta_on_gem5s_clock(quantum_ms, results_dir):
+    """Study 1's 10 and 200 ms quanta on gem5's simulated clock (every committed study-1 run
+    checks the 2 ms one, tests/test_kazempour_data.py): a benchmark and BV_L1I bound to CPU
+    0 as SCHED_RR alternate in turns of Q within 10 %. Atomic cores: the turns are the
+    kernel's timeslices, which the core model does not change, and five 200 ms turns take a
+    simulated second (about half an hour of host time on these cores)."""
+    from schedlab.analysis import slices
+    from schedlab.campaigns.kazempour import SHARED_CPU
+    from schedlab.runs import RunRequest, WorkloadRequest
+    run_dir, res = _run(RunRequest(
+        machine=MACHINES[0], backend="gem5", cpu="atomic", policy=f"quantum-{quantum_ms}ms",
+        jobs=(WorkloadRequest("gzip", size="paper", cpus="0", duration=5 * quantum_ms / 1000,
+                              **SHARED_CPU),),
+        background=(WorkloadRequest("bv_l1i", size="paper", cpus="0", **SHARED_CPU),)))
+    assert res["ok"], res["errors"]
+    switches = slices.read_trace(run_dir)
+    cpu, tracked = slices.sharing_pids(switches, res["jobs"][0]["pid"])
+    region = slices.within(switches, slices.roi_window(run_dir, "gzip", 1))
+    report = slices.quantum_report(region, cpu, tracked, quantum_ms)
+    print(f"turns at Q = {quantum_ms} ms on gem5 (ms):",
+          [round(x, 3) for x in report["lengths_ms"]])
+    assert cpu == 0 and len(tracked) == 2 and report["alternating"]
+    assert report["full_turns"] >= 3 and report["within"] == 1.0, report
+
+
 def test_user_machine_runs_on_its_bases_checkpoint(results_dir, tmp_path):
     # A machine file's machine reaches gem5 as a catalogue machine does (its resolved dict
     # in the spec): a bigger L2 than the base's is what gem5 builds, and since caches are
