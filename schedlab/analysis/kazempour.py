@@ -8,6 +8,7 @@ pair, as in the paper. The metric is the benchmark's own (per-task attribution).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -127,6 +128,12 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         metric = "wall_s"
     if experiment.name == "kazempour-expA":
         out = [_every_condition(frame, metric, ctx, dest)]
+        # Fig. 3's plot for every condition too, and the data cache's for BV_L1D.
+        for misses, what in EXPERIMENT_A_MISSES:
+            if misses in frame:
+                title = ctx.title.replace("IPC", f"{what} per instruction", 1)
+                out.append(_every_condition(frame, misses, dataclasses.replace(ctx, title=title),
+                                            dest.with_name(f"{dest.stem}--{misses}.png")))
     else:
         fig, ax = plt.subplots(figsize=(9, 4.6))
         paired_bars(ax, frame, metric, "benchmark", "affinity", ("high", "low"),
@@ -141,6 +148,9 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                                "region" if scopes == {"region"} else "run"))
     return out
 
+
+# Experiment A's miss figures beside its IPC figure: (metric, what its title calls it).
+EXPERIMENT_A_MISSES = (("task_l1i_mpi", "L1 I-cache misses"), ("task_l1d_mpi", "L1 D-cache misses"))
 
 # The metrics each figure family summarises: IPC and the misses per instruction of the
 # cache level its affinity is about (the L2 is Clovertown's last level: task_llc_mpi).
