@@ -418,3 +418,23 @@ def test_dry_run_counts_carried_runs_by_label(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "DATA", tmp_path)
     line = next(x for x in R.describe(fig1, "smoke", "gem5") if "carried:" in x)
     assert f"carried: 2 of them in {where['']}" in line and f"{len(requests) - 2} to run" in line
+
+
+def test_runs_at_once_are_bounded_by_what_each_run_takes(monkeypatch, tmp_path):
+    # A Hector gem5 run takes 7 to 8 GiB (its model's objects), a run of another machine
+    # under 2: the default number of runs at once and a SLURM task's memory follow the
+    # largest run of the campaign.
+    from schedlab.campaigns import local
+    job = (WorkloadRequest("memlat"),)
+    mup, hector = (RunRequest(machine=m, backend="gem5", jobs=job)
+                   for m in ("clovertown-e5320-mup", "hector"))
+    qemu = RunRequest(machine="hector", backend="qemu", jobs=job)
+    assert local.run_memory_gib([mup]) == 4.0 and local.run_memory_gib([qemu]) == 1.5
+    assert local.run_memory_gib([mup, hector]) == 9.0
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 33554432 kB\nMemAvailable: 20971520 kB\n")   # 20 GiB free
+    real_path = local.Path
+    monkeypatch.setattr(local, "Path", lambda p: meminfo if p == "/proc/meminfo" else real_path(p))
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 16)
+    assert local.default_jobs([mup]) == 5 and local.default_jobs([mup, hector]) == 2
+    assert local.default_jobs([qemu]) == 13

@@ -406,6 +406,7 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     assert result["stats"] == []          # the stand-in writes no statistics
     info = json.loads((tmp_path / "run1" / "gem5.json").read_text())
     assert info["gem5_version"] == "24.0.0.1" and info["cpu"] == "timing"
+    assert info["max_rss_mib"] > 0          # the process's peak memory, from wait4
     assert "extra=1" in info["checkpoint"]["kernel_args"]
     assert info["command"][info["command"].index("--cpu") + 1] == "timing"
     assert [e["event"] for e in info["events"]][-1] == "exit"

@@ -41,9 +41,19 @@ LOG_TAIL_LINES = 12
 # A campaign whose first runs all fail (a broken build, a bad gem5) stops after this many
 # rather than failing every run the same way.
 FIRST_FAILURES_STOP = 3
-# Memory one run may take: gem5 maps the whole guest memory (at most 3 GiB on the X86
-# board) plus its own; QEMU guests get at most 512 MiB per node.
+# Memory one run may take. QEMU guests get at most 512 MiB per node. A gem5 process held
+# 0.6 to 1.5 GiB at its peak on the 2- to 12-core machines (bench/gem5.md, "gem5's memory"),
+# Hector's 7 to 8 GiB: its model's own objects, not the guest's 384 MiB.
 RUN_MEMORY_GIB = {"gem5": 4.0, "qemu": 1.5}
+GEM5_MACHINE_MEMORY_GIB = {"hector": 9.0}
+
+
+def run_memory_gib(requests: list[RunRequest]) -> float:
+    """What the largest run of ``requests`` may take (GiB): the basis for how many run at
+    once here (default_jobs) and for a SLURM task's memory request."""
+    return max((GEM5_MACHINE_MEMORY_GIB.get(r.machine, RUN_MEMORY_GIB["gem5"])
+                if r.backend == "gem5" else RUN_MEMORY_GIB[r.backend] for r in requests),
+               default=RUN_MEMORY_GIB["gem5"])
 
 
 @dataclass
@@ -84,8 +94,8 @@ def finished_state(run_dir: Path) -> str | None:
     return "done" if ok else "problems"
 
 
-def default_jobs(backend: str) -> int:
-    """The host's cores, bounded by its available memory."""
+def default_jobs(requests: list[RunRequest]) -> int:
+    """The host's cores, bounded by its available memory (run_memory_gib a run)."""
     cores = os.cpu_count() or 1
     try:
         meminfo = Path("/proc/meminfo").read_text()
@@ -93,7 +103,7 @@ def default_jobs(backend: str) -> int:
                              if ln.startswith("MemAvailable:")))
     except (OSError, StopIteration, ValueError):
         return cores
-    return max(1, min(cores, int(avail_kib / (1 << 20) / RUN_MEMORY_GIB[backend])))
+    return max(1, min(cores, int(avail_kib / (1 << 20) / run_memory_gib(requests))))
 
 
 def logs_dir() -> Path:
@@ -138,8 +148,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
     """Run every request whose results are not there yet, ``jobs`` at a time."""
     if not requests:
         raise UserError(f"{name}: no runs to do")
-    backend = requests[0].backend
-    jobs = jobs or default_jobs(backend)
+    jobs = jobs or default_jobs(requests)
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, not {jobs}")
     results = paths.results_dir()

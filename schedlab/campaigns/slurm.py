@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import pickle
 import shlex
@@ -43,6 +44,7 @@ from typing import Callable, Iterator
 from .. import paths, runs
 from ..errors import UserError
 from ..runs import PreparedRun, RunRequest
+from .local import run_memory_gib
 
 Progress = Callable[[str], None]
 
@@ -210,7 +212,7 @@ class SlurmReport:
 
 def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
            partition: str | None = None, time_limit_min: int = 360, cpus_per_task: int = 1,
-           mem_gb: int = 4, log_dir: Path | None = None, progress: Progress = print,
+           mem_gb: int | None = None, log_dir: Path | None = None, progress: Progress = print,
            wait: bool = True) -> SlurmReport:
     """Run the requests' missing runs as one SLURM job array; return what became of each.
 
@@ -225,6 +227,9 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
     if parallelism < 1:
         raise UserError(f"the SLURM array's concurrency limit must be at least 1, "
                         f"not {parallelism}")
+    if mem_gb is None:
+        # What the largest of these runs may take (Hector's gem5 runs more than others).
+        mem_gb = math.ceil(run_memory_gib(requests))
     if time_limit_min < 1 or cpus_per_task < 1 or mem_gb < 1:
         raise UserError("time limit, CPUs per task and memory must each be at least 1")
     if not name or any(c.isspace() or c in "/%" for c in name):

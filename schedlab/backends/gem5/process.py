@@ -9,6 +9,7 @@ the guest's console.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections import deque
@@ -107,7 +108,9 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
                     proc.kill()
                     raise Gem5Error(f"gem5 ran longer than {timeout:.0f} s host and was stopped; "
                                     f"logs in {outdir}")
-            status = proc.wait()
+            # wait4 rather than wait: the process's peak memory comes with its status.
+            _, raw_status, usage = os.wait4(proc.pid, 0)
+            status = proc.returncode = os.waitstatus_to_exitcode(raw_status)
         except BaseException:
             if proc.poll() is None:
                 proc.kill()
@@ -124,4 +127,5 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
         raise Gem5Error(f"gem5 {why} after {host_s:.0f} s; logs in {outdir}\n"
                         f"--- gem5 log tail ---\n{tail.rstrip()}\n"
                         f"--- guest console tail ---\n{console.rstrip()}")
-    return {"events": events, "progress": progress_lines, "host_seconds": round(host_s, 1)}
+    return {"events": events, "progress": progress_lines, "host_seconds": round(host_s, 1),
+            "max_rss_mib": usage.ru_maxrss // 1024}
