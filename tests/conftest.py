@@ -27,14 +27,15 @@ def guest_image():
 @pytest.fixture
 def drawn_figure(monkeypatch):
     """``drawn_figure(module)`` makes the module's ``finish`` keep the figure instead of
-    saving it, drawn so its layout is final; the figure is then in the returned dict's
-    "fig"."""
+    saving it, drawn so its layout is final; the last figure is then in the returned dict's
+    "fig", and every one, with its FigureContext and destination, in its "drawn"."""
     def capture(module) -> dict:
-        kept: dict = {}
+        kept: dict = {"drawn": []}
 
         def keep(fig, ctx, dest, extra=""):
             fig.canvas.draw()
             kept["fig"] = fig
+            kept["drawn"].append((fig, ctx, dest))
             return dest
         monkeypatch.setattr(module, "finish", keep)
         return kept

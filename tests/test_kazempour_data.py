@@ -81,24 +81,20 @@ def test_every_condition_panels_keep_title_and_legend_apart(tmp_path, drawn_figu
     assert ax.get_ylabel().startswith("IPC")
 
 
-def test_experiment_a_draws_fig_2_and_3s_plots_for_every_condition(tmp_path, monkeypatch):
+def test_experiment_a_draws_fig_2_and_3s_plots_for_every_condition(tmp_path, drawn_figure):
     # Fig. 2's IPC and Fig. 3's L1 I-cache misses, and the L1 D-cache's for BV_L1D, each in
     # every condition of experiment A (from its committed runs), each figure titled by its
     # own metric.
     from schedlab.analysis import kazempour as K
     from schedlab.analysis.figures import FigureContext
-    drawn = []
-
-    def keep(fig, ctx, dest, extra=""):
-        drawn.append((ctx.title, fig.axes[0].get_ylabel(), len(fig.axes), dest.name))
-        return dest
-    monkeypatch.setattr(K, "finish", keep)
+    kept = drawn_figure(K)
     experiment = registry()["kazempour-expA"]
     tables = _tables("kazempour-expA", "smoke")
     ctx = FigureContext(name=experiment.name, title=experiment.title, scale="smoke",
                         backend="gem5")
     K.draw(experiment, tables, ctx, tmp_path / "expA.png")
-    titles, labels, panels, names = zip(*drawn)
+    titles, labels, panels, names = zip(*((c.title, f.axes[0].get_ylabel(), len(f.axes),
+                                           d.name) for f, c, d in kept["drawn"]))
     assert names == ("expA.png", "expA--task_l1i_mpi.png", "expA--task_l1d_mpi.png",
                      "expA--quanta.png")
     assert titles[0].startswith("Experiment A, every condition: IPC per benchmark")

@@ -6,7 +6,6 @@
  *
  * Usage: m5 [--addr] OP [OP ...], each OP one of
  *        exit|resetstats|dumpstats|dumpresetstats|checkpoint|workbegin|workend
- *        readfile                (copies the host file given to gem5's readfile to stdout)
  *        writefile FILE HOSTNAME (copies FILE to HOSTNAME in gem5's output directory)
  *        unpack DIR              (unpacks the newc cpio archive given to gem5's readfile
  *                                 under DIR: the run's payload)
@@ -42,19 +41,6 @@
  * once so that gem5 finds it mapped when it copies through the page table. */
 #define CHUNK (256 * 1024)
 static char buf[CHUNK];
-
-static int readfile(void)
-{
-	uint64_t offset = 0, got;
-
-	memset(buf, 0, sizeof(buf));
-	while ((got = m5_op(M5_READFILE, (uintptr_t)buf, sizeof(buf), offset, 0)) > 0) {
-		if (fwrite(buf, 1, got, stdout) != got)
-			return 1;
-		offset += got;
-	}
-	return fflush(stdout) != 0;
-}
 
 /* Copy the guest file FILE to HOST in gem5's output directory (gem5 creates it). */
 static int writefile(const char *file, const char *host)
@@ -293,7 +279,7 @@ static int op_arguments(int argc, char **argv, int i)
 		return i + 2 < argc ? 2 : -1;
 	if (strcmp(argv[i], "unpack") == 0)
 		return i + 1 < argc ? 1 : -1;
-	if (strcmp(argv[i], "readfile") == 0 || find_op(argv[i]) >= 0)
+	if (find_op(argv[i]) >= 0)
 		return 0;
 	return -1;
 }
@@ -303,7 +289,7 @@ static int usage(const char *bad)
 	if (bad)
 		fprintf(stderr, "m5: unknown op or missing arguments at '%s'\n", bad);
 	fprintf(stderr, "usage: m5 [--addr] OP [OP ...]; OP: exit|resetstats|dumpstats|"
-		"dumpresetstats|checkpoint|workbegin|workend|readfile|writefile FILE HOSTNAME|"
+		"dumpresetstats|checkpoint|workbegin|workend|writefile FILE HOSTNAME|"
 		"unpack DIR|unpackfile FILE DIR\n");
 	return 2;
 }
@@ -327,10 +313,6 @@ int main(int argc, char **argv)
 		n = op_arguments(argc, argv, i);
 		if (strcmp(argv[i], "writefile") == 0) {
 			rc |= writefile(argv[i + 1], argv[i + 2]);
-			continue;
-		}
-		if (strcmp(argv[i], "readfile") == 0) {
-			rc |= readfile();
 			continue;
 		}
 		if (strcmp(argv[i], "unpack") == 0) {

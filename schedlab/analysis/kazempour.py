@@ -129,9 +129,9 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if experiment.name == "kazempour-expA":
         out = [_every_condition(frame, metric, ctx, dest)]
         # Fig. 3's plot for every condition too, and the data cache's for BV_L1D.
-        for misses, what in EXPERIMENT_A_MISSES:
+        for misses in EXPERIMENT_A_MISSES:
             if misses in frame:
-                title = ctx.title.replace("IPC", f"{what} per instruction", 1)
+                title = ctx.title.replace("IPC", metric_label(misses), 1)
                 out.append(_every_condition(frame, misses, dataclasses.replace(ctx, title=title),
                                             dest.with_name(f"{dest.stem}--{misses}.png")))
     else:
@@ -149,8 +149,8 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     return out
 
 
-# Experiment A's miss figures beside its IPC figure: (metric, what its title calls it).
-EXPERIMENT_A_MISSES = (("task_l1i_mpi", "L1 I-cache misses"), ("task_l1d_mpi", "L1 D-cache misses"))
+# Experiment A's miss figures beside its IPC figure.
+EXPERIMENT_A_MISSES = ("task_l1i_mpi", "task_l1d_mpi")
 
 # The metrics each figure family summarises: IPC and the misses per instruction of the
 # cache level its affinity is about (the L2 is Clovertown's last level: task_llc_mpi).

@@ -43,7 +43,8 @@ LOG_TAIL_LINES = 12
 FIRST_FAILURES_STOP = 3
 # Memory one run may take. QEMU guests get at most 512 MiB per node. A gem5 process held
 # 0.6 to 1.5 GiB at its peak on the 2- to 12-core machines (bench/gem5.md, "gem5's memory"),
-# Hector's 7 to 8 GiB: its model's own objects, not the guest's 384 MiB.
+# Hector's 7 to 8 GiB: its model's own objects, not the guest's 384 MiB. By catalogue name:
+# a user's machine derived from Hector counts as 4 GiB (give --jobs, or mem_gb on SLURM).
 RUN_MEMORY_GIB = {"gem5": 4.0, "qemu": 1.5}
 GEM5_MACHINE_MEMORY_GIB = {"hector": 9.0}
 
