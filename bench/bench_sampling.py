@@ -103,6 +103,12 @@ CASES = {
         Case("fft",          MUP,     "o3",     None,     None,          "smoke", "smarts-default"),
     "sha-mup":
         Case("sha",          MUP,     "o3",     None,     None,          "smoke", "smarts-default"),
+    "blackscholes-niagara":
+        Case("blackscholes", NIAGARA, "timing", None,     None,          "smoke", "smarts-dense"),
+    "gzip-bv0-niagara":
+        Case("gzip",         NIAGARA, "timing", "bv_0",   "quantum-2ms", "smoke", "smarts-dense"),
+    "fft-niagara":
+        Case("fft",          NIAGARA, "timing", None,     None,          "smoke", "smarts-default"),
 }
 MODES = ("full", "sampled", "misses")
 METRICS = ("ipc", "l1i_mpki", "l1d_mpki", "llc_mpki")
