@@ -6,6 +6,7 @@ The executor tests run real QEMU campaigns (the demo's 8 runs, a few seconds eac
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -80,6 +81,28 @@ def test_repetitions_differ_in_something_the_guest_sees():
     seeded = RunRequest(machine=b.machine, label=b.label,
                         jobs=(WorkloadRequest("memlat", args=("--seed", "2")),))
     check_definition("x", [a, seeded])
+
+
+def test_campaigns_refuse_sampling_where_the_validation_says_it_does_not_hold():
+    mup = "clovertown-e5320-mup"
+    alone = RunRequest(machine=mup, backend="gem5", cpu="o3", fast_forward=True,
+                       sampling="smarts-dense", jobs=(WorkloadRequest("memlat"),),
+                       label={"rep": 0})
+    check_definition("x", [alone])   # a program alone on O3 cores: allowed
+    timing = dataclasses.replace(alone, machine="niagara", cpu="timing")
+    with pytest.raises(UserError, match=r"^x: sampling on Timing cores saves no host time"):
+        check_definition("x", [timing])
+    bounded = dataclasses.replace(alone, jobs=(WorkloadRequest("gzip", duration=0.006),))
+    with pytest.raises(UserError, match=r"^x: sampling a region bounded by guest time \(gzip\)"):
+        check_definition("x", [bounded])
+    corun = dataclasses.replace(alone, background=(WorkloadRequest("bv_0"),))
+    with pytest.raises(UserError, match=r"^x: sampling beside background programs"):
+        check_definition("x", [corun])
+    # Unsampled, the same requests are fine; no study's definition samples today.
+    check_definition("x", [dataclasses.replace(r, sampling=None, label={"rep": i})
+                           for i, r in enumerate((timing, bounded))])
+    assert not any(r.sampling for e in registry().values() for scale in ("smoke", "paper")
+                   for backend in e.backends for r in e.requests(scale, backend))
 
 
 def test_label_enters_the_run_id(guest_kernel, guest_image):
