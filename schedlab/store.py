@@ -123,6 +123,31 @@ def publish_dir(final: Path) -> Iterator[Path]:
         os.close(lock)
 
 
+@contextmanager
+def run_lock(results: Path, run_id: str, blocking: bool) -> Iterator[bool]:
+    """Hold ``<results>/.locks/<run-id>.lock``; yield False if not blocking and it is taken.
+
+    Whoever executes a run holds its lock (a SLURM task, a local campaign's worker), so two
+    campaigns on one results store never make the same run twice, and the holder knows
+    that any ``.<run-id>.*`` staging directory is a killed process's. Filesystems without
+    locks (some Lustre mounts) yield True: within one array a run has one task.
+    """
+    lock_dir = results / ".locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_dir / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:  # ENOLCK / EOPNOTSUPP: no locking on this filesystem
+            pass
+        yield True
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write a file so readers see either the old content or the whole new one."""
     path.parent.mkdir(parents=True, exist_ok=True)

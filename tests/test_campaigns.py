@@ -333,6 +333,38 @@ def test_executor_reports_peak_concurrency(guest_kernel, guest_image, tmp_path, 
 
 
 @pytest.mark.timeout(600)
+def test_a_run_another_campaign_is_making_is_waited_for_not_made_twice(
+        guest_kernel, guest_image, tmp_path, monkeypatch):
+    """Two campaigns on one results store (two terminals, a SLURM array beside a local
+    campaign): the worker that finds the run's lock held waits, then makes it only if it is
+    still not there."""
+    from schedlab.runs import prepare, request_to_data
+    from schedlab.store import run_lock
+    results = tmp_path / "results"
+    env = {**os.environ, "SCHEDLAB_RESULTS": str(results), "PYTHONPATH": str(REPO)}
+    request = get("demo-affinity").requests("smoke", "qemu")[0]
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(results))
+    run_id = prepare(request, progress=lambda s: None).run_id
+    spec = tmp_path / "request.json"
+    spec.write_text(json.dumps({"request": request_to_data(request), "run_id": run_id}))
+    with run_lock(results, run_id, blocking=True) as held:
+        assert held
+        worker = subprocess.Popen([sys.executable, "-m", "schedlab.campaigns.worker",
+                                   str(spec)], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        first = worker.stdout.readline()
+        while first and "another process is making it" not in first:
+            first = worker.stdout.readline()
+        assert "waiting for it" in first, first
+        time.sleep(3)   # it waits: nothing is being made meanwhile
+        assert worker.poll() is None
+        assert not list(results.glob(f".{run_id}.*")) and not (results / run_id).exists()
+    out, _ = worker.communicate(timeout=300)   # the holder let go without making it
+    assert worker.returncode == 0, out[-2000:]
+    assert json.loads((results / run_id / "results.json").read_text())["ok"]
+
+
+@pytest.mark.timeout(600)
 def test_sigterm_stops_a_campaign_cleanly_and_it_resumes(guest_kernel, guest_image, tmp_path):
     # SIGTERM is what a batch system or a script sends (and Ctrl-C's path): the workers
     # stop, their staging directories go, nothing half-written remains.

@@ -197,10 +197,16 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                     spec = queue_dir / f"{run_id}.request.json"
                     write_atomic(spec, json.dumps({"request": request_to_data(request),
                                                    "run_id": run_id}))
+                    # Appended to: a resumed campaign's attempts, or another campaign's
+                    # worker waiting for this one's run, add to the log instead of
+                    # truncating it under a worker that is still writing.
                     log = queue_dir / f"{run_id}.log"
+                    with open(log, "a") as f:
+                        f.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} campaign {name} "
+                                f"(pid {os.getpid()})\n")
                     proc = subprocess.Popen(
                         [sys.executable, "-m", "schedlab.campaigns.worker", str(spec)],
-                        stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                        stdout=open(log, "a"), stderr=subprocess.STDOUT,
                         stdin=subprocess.DEVNULL, cwd=paths.REPO, preexec_fn=die_with_parent,
                         env={**os.environ, "PYTHONPATH": str(paths.REPO)})
                     running.append(_Running(proc, run_id, request.label, log, time.monotonic()))

@@ -25,8 +25,6 @@ when submitted with ``wait=False``).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import math
 import os
@@ -39,11 +37,12 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from .. import paths, runs
 from ..errors import UserError
 from ..runs import PreparedRun, RunRequest
+from ..store import run_lock
 from .local import run_memory_gib
 
 Progress = Callable[[str], None]
@@ -248,7 +247,7 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
     for run_id, run in prepared.items():
         final = results / run_id
         if (final / "results.json").is_file():
-            with _run_lock(results, run_id, blocking=False) as mine:
+            with run_lock(results, run_id, blocking=False) as mine:
                 if mine:  # no task holds the run: staging left by a killed one is stale
                     _remove_staging(results, run_id)
             entry = SlurmRun(run_id, run.request, final, "skipped")
@@ -337,7 +336,7 @@ def _run_task(prepared: PreparedRun, env: dict[str, str]) -> str:
            f"{os.environ.get('SLURM_ARRAY_TASK_ID', '0')}"
     progress(f"schedlab-slurm: task {task} on {socket.gethostname()} (pid {os.getpid()}): "
              f"run {run_id} (label {json.dumps(prepared.request.label)}) into {results}")
-    with _run_lock(results, run_id, blocking=True):
+    with run_lock(results, run_id, blocking=True):
         if (results / run_id / "results.json").is_file():
             progress(f"schedlab-slurm: run {run_id} was already done; nothing to do")
             return str(results / run_id)
@@ -372,30 +371,6 @@ def _task_env(results: Path, cache: Path) -> dict[str, str]:
     env.update({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
     env.update(SCHEDLAB_RESULTS=str(results), SCHEDLAB_CACHE=str(cache), SCHEDLAB_IN_VENV="1")
     return env
-
-
-@contextlib.contextmanager
-def _run_lock(results: Path, run_id: str, blocking: bool) -> Iterator[bool]:
-    """Hold ``<results>/.locks/<run-id>.lock``; yield False if not blocking and it is taken.
-
-    A task holds its run's lock while it executes, so whoever holds it knows that any
-    ``.<run-id>.*`` staging directory is a killed task's. Filesystems without locks (some
-    Lustre mounts) yield True: within one array a run has one task.
-    """
-    lock_dir = results / ".locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_dir / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        except OSError:  # ENOLCK / EOPNOTSUPP: no locking on this filesystem
-            pass
-        yield True
-    finally:
-        os.close(fd)
 
 
 def _remove_staging(results: Path, run_id: str) -> None:

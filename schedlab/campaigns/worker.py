@@ -5,7 +5,10 @@ REQUEST is a JSON file written by the executor: the request
 sources changed since (a kernel patch, gem5-side code), the request now resolves to another
 run: the worker refuses rather than publish a run the campaign does not expect.
 Exit status 0: the run's directory is published (or already was). A SIGTERM (Ctrl-C of the
-campaign) ends the run without publishing it.
+campaign) ends the run without publishing it. The worker holds the run's lock
+(:func:`schedlab.store.run_lock`) while it executes: a second campaign on the same results
+store (another terminal, a SLURM array) that reaches the same run waits for it and reuses
+it instead of making it again.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 from schedlab.errors import UserError
 from schedlab.runs import execute, prepare, request_from_data
+from schedlab.store import run_lock
 
 
 def _stop(signum, frame):
@@ -33,7 +37,14 @@ def main(argv: list[str]) -> int:
         if prepared.run_id != data["run_id"]:
             raise UserError(f"the sources changed since the campaign was planned: this run is "
                             f"now {prepared.run_id}, not {data['run_id']}; rerun the campaign")
-        run_dir = execute(prepared, progress=progress)
+        results = prepared.dir.parent
+        with run_lock(results, prepared.run_id, blocking=False) as mine:
+            if mine:
+                run_dir = execute(prepared, progress=progress)
+        if not mine:
+            progress(f"run {prepared.run_id}: another process is making it; waiting for it")
+            with run_lock(results, prepared.run_id, blocking=True):
+                run_dir = execute(prepared, progress=progress)   # reuses it once published
     except UserError as e:
         print(f"error: {e}", flush=True)
         return 1
