@@ -365,6 +365,32 @@ def test_a_run_another_campaign_is_making_is_waited_for_not_made_twice(
 
 
 @pytest.mark.timeout(600)
+def test_a_campaign_passes_over_a_run_another_one_holds_and_comes_back_to_it(
+        guest_kernel, guest_image, tmp_path, monkeypatch):
+    import threading
+
+    from schedlab.campaigns.local import run_campaign
+    from schedlab.runs import prepare
+    from schedlab.store import run_lock
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    requests = get("demo-affinity").requests("smoke", "qemu")[:2]
+    held, other = (prepare(r, progress=lambda s: None).run_id for r in requests)
+    reports = []
+    with run_lock(tmp_path, held, blocking=True):
+        campaign = threading.Thread(target=lambda: reports.append(
+            run_campaign(requests, jobs=1, name="t", say=lambda s: None)))
+        campaign.start()
+        deadline = time.monotonic() + 300
+        while not (tmp_path / other / "results.json").is_file():
+            assert time.monotonic() < deadline and campaign.is_alive()
+            time.sleep(0.2)
+        time.sleep(2)   # the one slot is free, yet the held run is not started
+        assert campaign.is_alive() and not list(tmp_path.glob(f".{held}.*"))
+    campaign.join(timeout=300)   # let go without making it: the campaign makes it
+    assert reports and reports[0].count("done") == 2
+
+
+@pytest.mark.timeout(600)
 def test_sigterm_stops_a_campaign_cleanly_and_it_resumes(guest_kernel, guest_image, tmp_path):
     # SIGTERM is what a batch system or a script sends (and Ctrl-C's path): the workers
     # stop, their staging directories go, nothing half-written remains.

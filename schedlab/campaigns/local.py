@@ -35,7 +35,7 @@ from schedlab.campaigns.cost import run_host_seconds
 from schedlab.errors import UserError
 from schedlab.processes import die_with_parent
 from schedlab.runs import RunRequest, prepare, request_to_data
-from schedlab.store import remove_stale_staging, write_atomic
+from schedlab.store import remove_stale_staging, run_lock, write_atomic
 
 LOG_TAIL_LINES = 12
 # A campaign whose first runs all fail (a broken build, a bad gem5) stops after this many
@@ -192,8 +192,22 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                     f"running {len(running)}  queued {len(todo)}")
         try:
             while todo or running:
+                elsewhere: list[tuple[RunRequest, str]] = []
                 while todo and len(running) < jobs:
                     request, run_id = todo.popleft()
+                    # Another campaign on this store is making it: take the next one, and
+                    # look again later (reused once it is published).
+                    with run_lock(results, run_id, blocking=False) as free:
+                        pass
+                    if not free:
+                        elsewhere.append((request, run_id))
+                        continue
+                    state = finished_state(results / run_id)
+                    if state is not None:
+                        report.outcomes.append(RunOutcome(
+                            run_id, request.label, "reused" if state == "done" else state))
+                        bar.advance(task)
+                        continue
                     spec = queue_dir / f"{run_id}.request.json"
                     write_atomic(spec, json.dumps({"request": request_to_data(request),
                                                    "run_id": run_id}))
@@ -211,6 +225,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                         env={**os.environ, "PYTHONPATH": str(paths.REPO)})
                     running.append(_Running(proc, run_id, request.label, log, time.monotonic()))
                     report.peak_running = max(report.peak_running, len(running))
+                todo.extend(elsewhere)
                 bar.update(task, status=status())
                 time.sleep(0.5)
                 for r in [r for r in running if r.proc.poll() is not None]:
