@@ -53,7 +53,9 @@
  * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
  * anything, and without its code knowing); with --regions favour it also becomes the process
- * cache partitioning favours (kernel.sched_region_favour, kernel-patches 0021).
+ * cache partitioning favours (kernel.sched_region_favour, kernel-patches 0021). With --out,
+ * its /proc/<pid>/sched_regions is copied there as sched_regions.begin when a warm-up ends
+ * and as sched_regions.end just before a --duration-us stop.
  *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
@@ -87,6 +89,37 @@
 #define PR_SCHED_REGIONS_JOIN 0
 #define REGION_FAVOUR_SYSCTL "/proc/sys/kernel/sched_region_favour"
 
+/*
+ * A region-scheduled workload's counters (/proc/<pid>/sched_regions, kernel-patches 0019)
+ * are copied into its output folder when its region of interest begins and just before
+ * the stop that ends it: merges and teardowns are counted there only (the tracepoints do
+ * not tell them apart), and the counters go with the address space when the process
+ * exits. The end's copy runs in the stop timer's handler, so it uses async-signal-safe
+ * calls only, on paths made before the timer is armed.
+ */
+static char regions_proc[64], regions_begin[4200], regions_end[4200];
+
+static void copy_regions(const char *dst)
+{
+	char chunk[4096];
+	ssize_t got;
+	int from, to;
+
+	if (!regions_proc[0])
+		return;
+	from = open(regions_proc, O_RDONLY);
+	if (from < 0)
+		return;
+	to = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (to >= 0) {
+		while ((got = read(from, chunk, sizeof(chunk))) > 0)
+			if (write(to, chunk, (size_t)got) != got)
+				break;
+		close(to);
+	}
+	close(from);
+}
+
 static volatile pid_t stop_pid;
 static volatile sig_atomic_t stopped;
 
@@ -94,6 +127,7 @@ static void stop_workload(int sig)
 {
 	(void)sig;
 	if (stop_pid > 0) {
+		copy_regions(regions_end);
 		kill(-stop_pid, SIGTERM);
 		stopped = 1;
 	}
@@ -406,6 +440,11 @@ int main(int argc, char **argv)
 	close(fds[1]);
 	close(go[0]);
 	setpgid(pid, pid);	/* before any stop, whichever of the two runs first */
+	if (out && strcmp(regions, "none")) {
+		snprintf(regions_proc, sizeof(regions_proc), "/proc/%d/sched_regions", (int)pid);
+		snprintf(regions_begin, sizeof(regions_begin), "%s/sched_regions.begin", out);
+		snprintf(regions_end, sizeof(regions_end), "%s/sched_regions.end", out);
+	}
 	/*
 	 * CPUs first, then class: moved as an ordinary task it cannot preempt anything, and as
 	 * a real-time task it then joins the tail of its CPU's queue at its priority.
@@ -442,6 +481,7 @@ int main(int argc, char **argv)
 		early.si_pid = 0;
 		waitid(P_PID, pid, &early, WEXITED | WNOHANG | WNOWAIT);
 		ended_in_warmup = early.si_pid == pid;
+		copy_regions(regions_begin);
 		m5(M5_RESETSTATS);
 		m5(M5_WORKBEGIN);
 		roi_late = now_ns() - roi_start;

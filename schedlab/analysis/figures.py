@@ -32,6 +32,8 @@ LABELS = {
     "accesses_per_sec": "memlat accesses per second over its life (guest clock)",
     "roi_accesses_per_sec": "memlat accesses per second in the ROI (guest clock)",
     "wall_s": "elapsed time (s, guest clock)",
+    "task_llc_mpki": "the job's last-level cache misses per 1000 instructions",
+    "micro_per_s": "micro-schedules per second of the ROI (guest clock)",
 }
 # Units of the metric families that have no entry of their own in LABELS.
 SUFFIX_LABELS = {"_mpki": "misses per 1000 instructions", "_mpi": "misses per instruction",

@@ -35,8 +35,11 @@ Compact tables:
 
 The trace does not count merges of single pages into regions, nor tell a teardown from a
 merge (both free a region); those counters are in ``/proc/<pid>/sched_regions``, which the
-runner does not keep yet. A cache's load here is the pages of the regions mapped to it
-(the kernel's load uses working-set estimates). On QEMU the trace clock ("global": TCG's
+launcher copies when a job's warm-up ends and just before the stop that ends its ROI:
+``merges``, ``teardowns``, ``opens``, ``touch_faults``, ``reverts``, ``scans`` up to the
+ROI's end and ``merges_in_roi``, ... inside it (absent for a job that ended by itself).
+A cache's load here is the pages of the regions mapped to it (the kernel's load uses
+working-set estimates). On QEMU the trace clock ("global": TCG's
 TSC is unstable) and the guest's clock may differ by tens of milliseconds, so the ROI's
 edges on the trace's clock are that uncertain there; the exec anchors both on the trace's
 clock, so only the launcher's own delay (fork to exec) separates them.
@@ -215,6 +218,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             row["warmup_s"] = req.get("warmup", 0.0)
             if "frames_fnv" in job.get("metrics", {}):   # memlat: which pages it had
                 row["frames_fnv"] = job["metrics"]["frames_fnv"]
+            row.update(region_counters(d, job))
             if text:
                 row["trace_lost_events"] = trace_lost(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
@@ -241,6 +245,37 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                            "pages": ev.pages, "src_cpu": ev.src_cpu, "dst_cpu": ev.dst_cpu})
     return {"": pd.DataFrame(main), "events": pd.DataFrame(events),
             "responses": pd.DataFrame(responses)}
+
+
+REGION_COUNTERS = ("merges", "teardowns", "opens", "touch_faults", "reverts", "scans")
+
+
+def parse_sched_regions(text: str) -> dict[str, int]:
+    """The counters of a /proc/<pid>/sched_regions copy (kernel-patches 0019)."""
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in REGION_COUNTERS and value.strip().isdigit():
+            out[key] = int(value)
+    return out
+
+
+def region_counters(run_dir: Path, job: dict) -> dict[str, float]:
+    """A job's region counters from the launcher's copies of its sched_regions at its ROI's
+    begin and end: each counter up to the ROI's end (``merges``, ...) and inside the ROI
+    (``merges_in_roi``, ...). Empty where no copy was taken (no region policy; the end's
+    is taken only when the launcher's stop ends the ROI)."""
+    folder = run_dir / "artifacts" / job["job"] / str(job["rep"])
+    end = folder / "sched_regions.end"
+    if not end.is_file():
+        return {}
+    last = parse_sched_regions(end.read_text())
+    begin = folder / "sched_regions.begin"
+    first = parse_sched_regions(begin.read_text()) if begin.is_file() else {}
+    out: dict[str, float] = dict(last)
+    for key, value in last.items():
+        out[f"{key}_in_roi"] = value - first[key] if key in first else math.nan
+    return out
 
 
 def _responses(run_dir: Path, job: dict, coords: dict) -> list[dict]:
@@ -447,28 +482,79 @@ def _cost_panel(ax, cost: pd.DataFrame) -> None:
     ax.set_ylabel("kilocycles per micro-schedule", fontsize=8)
 
 
+def _has(frame: pd.DataFrame, column: str) -> bool:
+    return column in frame and frame[column].notna().any()
+
+
+def _benchmark_panels(frame: pd.DataFrame, metric: str) -> list[tuple[str, str]]:
+    """The rows of Figs. 17 and 18-23 that the runs have data for: (kind, column)."""
+    panels = [("pair", metric)]
+    if _has(frame, "task_llc_mpki"):
+        panels.append(("pair", "task_llc_mpki"))          # the job's own LLC misses
+    if metric != "micro_per_s":
+        panels.append(("policy", "micro_per_s"))
+    if _has(frame, "merges"):
+        panels.append(("counts", "merges teardowns"))
+    return panels
+
+
+def _counts_panel(ax, sel: pd.DataFrame, policy: str) -> None:
+    """The job's region merges and teardowns up to its ROI's end, under ``policy``
+    (mean over the runs, whiskers mean ± 2 sd; /proc/<pid>/sched_regions)."""
+    runs = sel[sel["policy"] == policy]
+    groups = list(dict.fromkeys(sel["benchmark"]))
+    for k, (column, colour) in enumerate((("merges", "#55a868"), ("teardowns", "#c44e52"))):
+        stats = condition_stats(runs, column, ["benchmark"]).set_index("benchmark")
+        stats = stats.reindex(groups)
+        xs = [i + (k - 0.5) * 0.38 for i in range(len(groups))]
+        ax.bar(xs, stats["mean"], 0.38, yerr=2 * stats["std"], capsize=3, color=colour,
+               label=f"{column} ({policy})")
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylabel("region merges and teardowns\n(the job's, to its ROI's end)", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=2, frameon=False)
+
+
 def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: FigureContext,
                 dest: Path, region_policy: str) -> list[Path]:
     metric = experiment.metric
-    if metric not in frame or frame[metric].isna().all():
+    if not _has(frame, metric):
         metric = "micro_per_s"          # QEMU: no attributed IPC
+    frame = frame.assign(micro_per_s=frame["micro_per_s"].fillna(0.0)) \
+        if "micro_per_s" in frame else frame
     machines = _per_machine(frame)
-    fig, axes = plt.subplots(len(machines), 1, figsize=(9, 3.6 * len(machines)),
-                             squeeze=False)
-    for ax, machine in zip(axes[:, 0], machines):
+    panels = _benchmark_panels(frame, metric)
+    fig, axes = plt.subplots(len(panels), len(machines),
+                             figsize=(6.5 * len(machines), 3.2 * len(panels)), squeeze=False)
+    for col, machine in enumerate(machines):
         sel = frame[frame["machine"] == machine]
-        if metric == "micro_per_s":
-            sel = sel.assign(micro_per_s=sel["micro_per_s"].fillna(0.0))
-        paired_bars(ax, sel, metric, "benchmark", "policy", ("vanilla", region_policy),
-                    ("default scheduler", region_policy))
-        ax.set_title(machine, fontsize=8)
-        ax.set_xlabel("benchmark (the job; fig17: beside two large and one small memlat)",
-                      fontsize=8)
-    main = finish(fig, ctx, dest, WHISKERS + f". {metric_label(metric)} of the job in the "
-                  "ROI" + (" (gem5 task attribution)" if metric.startswith("task_") else
-                           "; QEMU has no IPC, so the bars are the job's micro-schedules "
-                           "per second of the ROI (0 for the default scheduler)")
-                  + "." + _timing_note(ctx))
+        for row, (kind, column) in enumerate(panels):
+            ax = axes[row][col]
+            if kind == "pair":
+                paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
+                            ("default scheduler", region_policy))
+            elif kind == "policy":
+                paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
+                            ("default scheduler (none)", region_policy))
+            else:
+                _counts_panel(ax, sel, region_policy)
+            if row == 0:    # on the left: the legend is above the axes on the right
+                ax.set_title(machine, fontsize=8, loc="left")
+        axes[-1][col].set_xlabel("benchmark (the job; fig17: beside two large and one small "
+                                 "memlat)", fontsize=8)
+    shown = {
+        "pair": lambda c: metric_label(c) + (
+            "" if metric_label(c).startswith("the job's") else " of the job") + " in the ROI" + (
+            " (gem5 task attribution)" if c.startswith("task_") else
+            "; QEMU has no IPC: its micro-schedules per second of the ROI instead"),
+        "policy": lambda c: "the job's micro-schedules per second of the ROI (trace)",
+        "counts": lambda c: "its region merges and teardowns from its start to the ROI's "
+                            "end (/proc/<pid>/sched_regions, symmetric log scale)",
+    }
+    rows = "; ".join(f"row {i + 1}: {shown[kind](column)}"
+                     for i, (kind, column) in enumerate(panels))
+    main = finish(fig, ctx, dest, WHISKERS + f"; % change of {region_policy} over the "
+                  f"default scheduler above each pair. {rows}." + _timing_note(ctx))
     return [main, _timeline(events, frame, region_policy, ctx,
                             dest.with_name(dest.stem + "--caches.png"))]
 
