@@ -5,8 +5,9 @@ An :class:`Experiment` names a figure or table of one of the four studies
 at a scale:
 
 - ``smoke``: every condition of the figure, reduced (fewer quanta, samples, repetitions;
-  shorter regions) so the whole figure runs on gem5 on one 2-core host in about an hour.
-  What is reduced is written on the figure itself (:attr:`Experiment.reductions`).
+  shorter regions) as far as the figure still says something: from under an hour to tens
+  of host hours on gem5 (``reproduce --list``). What is reduced is written on the figure
+  itself (:attr:`Experiment.reductions`).
 - ``paper``: the paper's full matrix and repetition counts.
 
 Each request carries its coordinates as its label (condition, benchmark, repetition, ...),
