@@ -530,14 +530,12 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
         sel = frame[frame["machine"] == machine]
         for row, (kind, column) in enumerate(panels):
             ax = axes[row][col]
-            if kind == "pair":
-                paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
-                            ("default scheduler", region_policy))
-            elif kind == "policy":
-                paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
-                            ("default scheduler (none)", region_policy))
-            else:
+            if kind == "counts":
                 _counts_panel(ax, sel, region_policy)
+            else:   # "policy": a count the default scheduler does not have (its bars are 0)
+                default = "default scheduler" + (" (none)" if kind == "policy" else "")
+                paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
+                            (default, region_policy))
             if row == 0:    # on the left: the legend is above the axes on the right
                 ax.set_title(machine, fontsize=8, loc="left")
         axes[-1][col].set_xlabel("benchmark (the job; fig17: beside two large and one small "
