@@ -646,6 +646,35 @@ def _sampled_rows(rows: list[dict], sampling: dict) -> list[str]:
     return problems
 
 
+# What names or bounds a run without changing what it simulates.
+_NOT_WORK = ("label", "timeout", "ready_timeout")
+
+
+def _work(obj) -> dict:
+    """``obj``'s fields that are not at their defaults and say what the run does."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        default = (f.default_factory() if f.default_factory is not dataclasses.MISSING
+                   else f.default)
+        if f.name in _NOT_WORK or value == default:
+            continue
+        out[f.name] = ([_work(v) for v in value]
+                       if isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0])
+                       else value)
+    return out
+
+
+def work_key(request: RunRequest) -> str:
+    """A short hash of what ``request`` makes the simulation do (machine, cores, policy,
+    kernel settings, programs with their sizes and arguments), not of how it is named (its
+    label) or bounded (its timeouts). Fields at their defaults are left out, so a field added
+    later keeps the keys of older requests. Campaign cost estimates match committed runs to
+    a definition by it: runs of one key do the same guest work, whatever their label (the
+    guest image and the gem5 binary may still differ)."""
+    return hash_json(_work(request))[:12]
+
+
 def request_to_data(request: RunRequest) -> dict:
     """A request as JSON-ready data (what a campaign hands its workers)."""
     return json.loads(json.dumps(asdict(request)))

@@ -248,6 +248,54 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     assert (paper, how) == (pytest.approx(smoke * model_ratio), "calibrated")
     assert any("median of 15.0 min" in line for line in reproduce.describe(e, "smoke", "gem5"))
 
+
+def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypatch):
+    """Runs whose work key is none of today's requests' (made under an earlier definition,
+    here with a longer mixer) are left out of the measured median, and said so; with none
+    left the estimate is the model's."""
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import reproduce
+    from schedlab.campaigns.cost import campaign_host_hours
+    from schedlab.runs import work_key
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    e = get("demarchi-fig3")
+    requests = e.requests("smoke", "gem5")
+    today = work_key(requests[0])
+    longer = work_key(dataclasses.replace(requests[0], jobs=tuple(
+        dataclasses.replace(j, size="sim_long") for j in requests[0].jobs)))
+    assert longer != today
+    path = store.committed_path("demarchi", "demarchi-fig3", "smoke", "gem5")
+    path.parent.mkdir(parents=True)
+    # A run collected before the key was recorded (d) counts, as whole old tables do.
+    pd.DataFrame({"run_id": ["a", "b", "c", "d"], "gem5_host_s": [600.0, 9000.0, 9000.0, 800.0],
+                  "work_key": [today, longer, longer, None]}).to_csv(path, index=False)
+    assert reproduce.measured_run_seconds(e) == (2, 700.0)
+    assert any("not counted: 2 committed smoke runs of an earlier definition" in line
+               for line in reproduce.describe(e, "smoke", "gem5"))
+    pd.DataFrame({"run_id": ["b", "c"], "gem5_host_s": [9000.0, 9000.0],
+                  "work_key": [longer, longer]}).to_csv(path, index=False)
+    assert reproduce.estimated_hours(e, "smoke") == (
+        pytest.approx(campaign_host_hours(requests)), "model")
+
+
+def test_work_key_is_the_work_not_the_name():
+    """A request's label and timeouts leave its work key alone; its programs' sizes,
+    arguments and machine change it; a field left at its default is not part of it."""
+    from schedlab.runs import work_key
+    base = RunRequest(machine="core-i7-920", backend="gem5",
+                      jobs=(WorkloadRequest("mixer", size="sim"),), label={"rep": 0})
+    assert work_key(dataclasses.replace(base, label={"rep": 1}, timeout=60.0,
+                                        ready_timeout=10.0)) == work_key(base)
+    assert work_key(dataclasses.replace(base, trace_buffer_kb=None)) == work_key(base)
+    for changed in (dataclasses.replace(base, machine="xeon-e5440"),
+                    dataclasses.replace(base, jobs=(WorkloadRequest("mixer", size="smoke"),)),
+                    dataclasses.replace(base, jobs=(WorkloadRequest("mixer", size="sim",
+                                                                    args=("-x",)),)),
+                    dataclasses.replace(base, policy="task-affinity")):
+        assert work_key(changed) != work_key(base)
+
 def _campaign(results: Path, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "SCHEDLAB_RESULTS": str(results)}
     env.pop("GEM5", None)

@@ -4,7 +4,8 @@ Every row carries the run's coordinates (its label), the job's metrics (the work
 own ``key=value`` output; on gem5 the region's ``gem5_*`` and, with attribution, the job's
 own ``task_*``) and the run's provenance: run id, backend, detailed cores, gem5 version
 and binary hash, gem5-side code hash, kernel and image hashes, whether the run was ok, and
-the host seconds its gem5 process took (what campaign cost estimates are calibrated on).
+the host seconds its gem5 process took (what campaign cost estimates are calibrated on) and
+the key of the work its request asked for (``work_key``: which definition the time is of).
 """
 
 from __future__ import annotations
@@ -14,8 +15,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from schedlab.runs import request_from_data, work_key
+
 PROVENANCE = ("run_id", "backend", "cpu", "gem5_version", "gem5_hash", "gem5_config",
-              "kernel", "image", "ok", "gem5_host_s")
+              "kernel", "image", "ok", "gem5_host_s", "work_key")
+
+
+def _work_key(run_dir: Path) -> str | None:
+    """The run's :func:`schedlab.runs.work_key` (None for a run directory from before
+    spec.json held its request)."""
+    spec = json.loads((run_dir / "spec.json").read_text()) \
+        if (run_dir / "spec.json").is_file() else {}
+    return work_key(request_from_data(spec["request"])) if "request" in spec else None
 
 
 def _provenance(run_dir: Path, res: dict) -> dict:
@@ -27,7 +38,8 @@ def _provenance(run_dir: Path, res: dict) -> dict:
             "cpu": res["backend"].get("cpu"), "gem5_version": info.get("gem5_version"),
             "gem5_hash": info.get("gem5_hash"), "gem5_config": info.get("config_hash"),
             "kernel": res["hashes"]["kernel"], "image": res["hashes"]["image"],
-            "ok": res["ok"], "gem5_host_s": info.get("host_seconds")}
+            "ok": res["ok"], "gem5_host_s": info.get("host_seconds"),
+            "work_key": _work_key(run_dir)}
 
 
 def rows(run_dir: Path) -> list[dict]:

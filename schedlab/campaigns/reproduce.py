@@ -42,7 +42,7 @@ from schedlab.campaigns.cost import campaign_host_hours, unmeasured
 from schedlab.campaigns.experiment import Experiment, get, registry
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
-from schedlab.runs import request_to_data
+from schedlab.runs import request_to_data, work_key
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
@@ -154,13 +154,27 @@ def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFr
     return {"": table(run_dirs)}
 
 
-def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
-    """(runs, median gem5 host seconds per run) of the experiment's committed smoke-scale
-    gem5 runs, or None where no committed table records them."""
+def _committed_runs(experiment: Experiment) -> tuple[pd.DataFrame, int]:
+    """One row per committed smoke-scale gem5 run of the experiment that records its host
+    time and does the work today's definition asks for, and how many others do not (their
+    ``work_key`` is none of the definition's: made under an earlier one, with other sizes or
+    arguments). Runs collected before the key was recorded count."""
     frame = load_committed(table_paths(experiment, "smoke", "gem5")[""])
     if frame is None or "gem5_host_s" not in frame:
-        return None
-    per_run = frame.drop_duplicates("run_id")["gem5_host_s"].dropna()
+        return pd.DataFrame(), 0
+    runs = frame.drop_duplicates("run_id").dropna(subset=["gem5_host_s"])
+    if "work_key" not in runs:
+        return runs, 0
+    keys = {work_key(r) for r in experiment.requests("smoke", "gem5")}
+    today = runs["work_key"].isna() | runs["work_key"].isin(keys)
+    return runs[today], int((~today).sum())
+
+
+def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
+    """(runs, median gem5 host seconds per run) of the experiment's committed smoke-scale
+    gem5 runs of today's definition, or None where no committed table records them."""
+    runs, _ = _committed_runs(experiment)
+    per_run = runs["gem5_host_s"] if len(runs) else []
     return (len(per_run), float(per_run.median())) if len(per_run) else None
 
 
@@ -196,6 +210,10 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
                      f"{measured[1] / 60:.1f} min of gem5 host time each (on the host that "
                      f"ran them, shared with other work)")
+    other = _committed_runs(experiment)[1] if backend == "gem5" else 0
+    if other:
+        lines.append(f"  not counted: {other} committed smoke runs of an earlier definition "
+                     f"(other work than today's requests ask for)")
     kept = carried_paths(experiment, scale, backend)[""]
     if kept.is_file():
         done = sum(carried.labelled(kept, requests))
