@@ -676,8 +676,8 @@ def boot_args(plan: BoardPlan, extra: list[str] | tuple[str, ...] = (),
 
     ``nohz=off`` keeps every CPU on the periodic tick, as the jiffies clocksource did. gem5
     can lose an idle CPU's wake-up: a write to the MONITORed line between Linux's last
-    need_resched() check and MWAIT does not end the MWAIT, and an interrupt between STI and
-    HLT is taken before the HLT (gem5 has no STI interrupt shadow). With the tick such a CPU
+    need_resched() check and MWAIT does not end the MWAIT, and an interrupt posted while a
+    HLT is in the pipeline does not end the HLT (configs/README.md). With the tick such a CPU
     wakes at the next jiffy; tickless, it may sleep until its next timer, which is how
     Hector's first tickless boot stalled for good in a cross-CPU TLB flush."""
     khz = plan.clock_hz // 1000
