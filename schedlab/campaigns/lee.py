@@ -52,7 +52,12 @@ MACHINES = ("clovertown-x5365", "westmere-x5660")
 # region scheduler formed (one region of both arrays instead of one each, so unification had
 # nothing to spread: bench/gem5.md, "memlat's page frames"), so the definitions do not use it
 # until that is understood.
-REPETITION = "memlat's traversal seed (--seed); the other programs' start offsets"
+# What the repetitions of each kind of run differ in.
+MEMLAT_REPETITION = "memlat's traversal seed (--seed 1, 2, ...)"
+SPEC_REPETITION = "the program's start offset (0, 0.3, 0.6 ms, ...)"
+BALANCE_REPETITION = "the seeds of the three memlats beside the program (rep + 1 to rep + 3)"
+CONSOLIDATED_REPETITION = ("the main program's start offset (0, 0.2 ms, ...) and omnetpp's "
+                           "(0, 0.3 ms, ...)")
 REPS = {"smoke": 2, "paper": 5}
 # The ROI's length (seconds of guest time after the warm-up).
 REGION_S = {"smoke": 0.02, "paper": 1.0}
@@ -327,9 +332,10 @@ def _reductions(extra: str, consolidated: bool) -> dict[str, str]:
     return {"smoke": "; ".join(p for p in (extra, timing, "2 repetitions") if p)}
 
 
-def _experiment(name, title, matrix, metric, extra="", consolidated=False) -> Experiment:
+def _experiment(name, title, matrix, metric, repetition, extra="",
+                consolidated=False) -> Experiment:
     return Experiment(name=name, study="lee", kind="figure", title=title, matrix=matrix,
-                      metric=metric, repetition=REPETITION,
+                      metric=metric, repetition=repetition,
                       reductions=_reductions(extra, consolidated))
 
 
@@ -348,28 +354,30 @@ FIG9_SMOKE = _fig9_smoke()
 EXPERIMENTS = (
     _experiment("lee-fig9", "Two-region memlat, unification vs confinement, over working set "
                 "and access time; micro-schedules per second", _fig9, "roi_accesses_per_sec",
-                FIG9_SMOKE),
+                MEMLAT_REPETITION, FIG9_SMOKE),
     _experiment("lee-fig17", "Cache balancing: two large memlats, one small memlat and a "
                 "SPEC-like benchmark, speed-up with balancing", _fig17, "task_ipc",
-                "20 ms ROI"),
+                BALANCE_REPETITION, "20 ms ROI"),
     _experiment("lee-fig18-23", "Cache loads over time, regions per cache, unification "
                 "speed-ups and misses, micro-scheduling, merge and teardown counts for the "
-                "SPEC CPU2006-like programs", _spec_unify, "task_ipc", "20 ms ROI"),
+                "SPEC CPU2006-like programs", _spec_unify, "task_ipc", SPEC_REPETITION,
+                "20 ms ROI"),
     _experiment("lee-fig24", "Response-time distribution of a media server: alone, "
                 "consolidated with the default scheduler, with region scheduling",
                 _consolidated("mediaserver", "omnetpp", ("--requests", "600")), "roi_p99_ms",
+                CONSOLIDATED_REPETITION,
                 "the requests arriving in the ROI; gem5: 2 KiB frames at 1250 requests/s "
                 "after the warm-up, about 60 ms (paper: 64 KiB frames, 300 at 30/s); QEMU: "
                 "600 requests at 200/s from the start (3 s, about twice QEMU's time to the "
                 "first mapping)", consolidated=True),
     _experiment("lee-fig25", "Parallel ray tracer consolidated with omnetpp: elapsed and CPU "
                 "time, cache misses", _consolidated("raytrace", "omnetpp", attribute=True),
-                "roi_ms_per_row",
+                "roi_ms_per_row", CONSOLIDATED_REPETITION,
                 "the rows rendered in the ROI; gem5: 600 x 256 pixels, 2 threads, the ROI the "
                 "last 40 ms or so after the warm-up; QEMU: the smoke size (160 x 120, 2 "
                 "samples, 2 threads) from the start, which may end before its regions are "
                 "mapped", consolidated=True),
     _experiment("lee-overheads", "Cost of one micro-schedule (cycles) and the total overhead "
                 "at about 700 micro-schedules per second", _fig9, "cycles_per_micro",
-                FIG9_SMOKE),
+                MEMLAT_REPETITION, FIG9_SMOKE),
 )
