@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -358,6 +359,9 @@ def test_local_campaign_runs_in_parallel_and_survives_kill_9(guest_kernel, guest
     out, _ = again.communicate(timeout=600)
     assert again.returncode == 0, out[-3000:]
     assert f"{len(done_before)} already done" in out or len(done_before) == 0
+    # Its output is a pipe, not a terminal: a line per run made instead of a live bar.
+    made = re.findall(r"^demo-affinity-smoke: done (\S+) in [\d.]+ min; done \d+", out, re.M)
+    assert len(made) == 8 - len(done_before), out[-3000:]
     finished = _finished(results)
     assert len(finished) == 8 and done_before <= {d.name for d in finished}
     assert not _staging(results)

@@ -119,6 +119,14 @@ def error_line(log_tail: str) -> str:
     return next((ln for ln in lines if ln.startswith("error: ")), lines[-1] if lines else "?")
 
 
+def _eta(report: CampaignReport, left: int, jobs: int) -> str:
+    """The time the runs left would take at the mean of the runs made so far."""
+    made = [o.seconds for o in report.outcomes if o.seconds > 0]
+    if not made or not left:
+        return ""
+    return f"; about {sum(made) / len(made) * left / jobs / 60:.0f} min left"
+
+
 def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
     """The log's last lines, led by its first ``error:`` line when that is further up (a
     gem5 error's message carries gem5's own log tail after it)."""
@@ -244,6 +252,10 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                         raise KeyboardInterrupt
                     bar.advance(task)
                     bar.update(task, status=status())
+                    if not bar.console.is_terminal:
+                        # A log file or a batch job's output shows no live bar.
+                        say(f"{name}: {state} {r.run_id} in {outcome.seconds / 60:.1f} min; "
+                            f"{status()}{_eta(report, len(todo) + len(running), jobs)}")
         except KeyboardInterrupt:
             report.interrupted = True
             for r in running:
