@@ -1,0 +1,62 @@
+"""Study 3's committed gem5 results (data/lee/) hold what its figures claim: every run of the
+definition, ok, with provenance, the ROI between the first mapping and the next phase, and
+repetitions that are distinct simulations."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.analysis.store import load_committed
+from schedlab.campaigns.lee import REPS
+from schedlab.campaigns.experiment import registry
+from schedlab.campaigns.reproduce import table_paths
+
+COMMITTED = [name for name, e in registry().items() if e.study == "lee"
+             if all(p.is_file() for p in table_paths(e, "smoke", "gem5").values())]
+pytestmark = pytest.mark.skipif(not COMMITTED, reason="no committed study-3 gem5 tables yet")
+
+
+def _main(name):
+    return load_committed(table_paths(registry()[name], "smoke", "gem5")[""])
+
+
+def _coordinates(name) -> list[str]:
+    """The label's keys of the experiment's requests (a row carries them as columns)."""
+    return sorted({k for r in registry()[name].requests("smoke", "gem5") for k in r.label})
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_runs_are_the_definitions_with_provenance(name):
+    main = _main(name)
+    assert main["ok"].all()
+    for col in ("gem5_version", "gem5_hash", "kernel", "image", "run_id", "gem5_host_s"):
+        assert main[col].notna().all(), col
+    assert main["gem5_version"].str.startswith("24.0").all()
+    assert main["run_id"].is_unique
+    # One row per request of today's definition, matched by its label.
+    keys = _coordinates(name)
+    wanted = sorted(tuple(str(r.label[k]) for k in keys)
+                    for r in registry()[name].requests("smoke", "gem5"))
+    have = sorted(tuple(str(row[k]) for k in keys) for row in main.to_dict("records"))
+    assert have == wanted
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_repetitions_are_distinct_simulations(name):
+    main = _main(name)
+    counter = "task_cycles" if "task_cycles" in main else "gem5_cycles"
+    coords = [k for k in _coordinates(name) if k != "rep"]
+    for _, reps in main.groupby(coords):
+        assert len(reps) == REPS["smoke"] == reps[counter].nunique(), reps[["run_id", counter]]
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_no_region_changed_inside_the_roi(name):
+    """The timings put the ROI between the first mapping and the next phase: regions were
+    mapped when it began and none was formed, merged or torn down inside it."""
+    main = _main(name)
+    regioned = main[main["policy"].str.startswith("region-")]
+    assert (regioned["changes_in_roi"].fillna(0) == 0).all()
+    if "merges_in_roi" in regioned:
+        assert (regioned[["merges_in_roi", "teardowns_in_roi"]].fillna(0) == 0).all().all()
+    assert (regioned["local_at_roi"] >= 1).all()
