@@ -60,3 +60,24 @@ def test_no_region_changed_inside_the_roi(name):
     if "merges_in_roi" in regioned:
         assert (regioned[["merges_in_roi", "teardowns_in_roi"]].fillna(0) == 0).all().all()
     assert (regioned["local_at_roi"] >= 1).all()
+
+
+@pytest.mark.skipif("lee-fig18-23" not in COMMITTED, reason="lee-fig18-23 not committed")
+def test_changes_from_a_near_zero_base_are_drawn_as_factors(tmp_path, drawn_figure):
+    """Figs. 18-23: IPC changes are labelled in per cent; last-level misses that grew from
+    about 0.006 per 1000 instructions (namd under unification) as a factor."""
+    from schedlab.analysis import lee
+    from schedlab.analysis.figures import FigureContext
+    e = registry()["lee-fig18-23"]
+    tables = {part: load_committed(p)
+              for part, p in table_paths(e, "smoke", "gem5").items()}
+    kept = drawn_figure(lee)
+    ctx = FigureContext(name=e.name, title="t", scale="smoke", backend="gem5")
+    lee.draw(e, tables, ctx, tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f.png")
+    ipc, misses = fig.axes[0], fig.axes[2]
+    assert ipc.get_ylabel().startswith("IPC") and "misses" in misses.get_ylabel()
+    labels = {a: [t.get_text() for t in a.texts if not t.get_text().startswith("n=")]
+              for a in (ipc, misses)}
+    assert all(t.endswith("%") for t in labels[ipc]), labels[ipc]
+    assert any(t.startswith("x") and int(t[1:]) >= 10 for t in labels[misses]), labels[misses]

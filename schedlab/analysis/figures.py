@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 WHISKERS = "bars: mean; whiskers: mean ± 2 standard deviations; n: runs per bar"
+# How paired_bars labels a change of ten times or more (a % of a near-zero base is unreadable).
+CHANGE_NOTE = " (xN: N times as much, where that is 10 or more)"
 QEMU_NOTE = ("QEMU (TCG) models no caches or latencies: this shows placement and the guest's "
              "wall-clock rates on the host, not cache behaviour.")
 LABELS = {
@@ -123,11 +125,17 @@ def condition_stats(frame: pd.DataFrame, metric: str, groups: list[str]) -> pd.D
     return stats
 
 
+def _change_label(change_percent: float) -> str:
+    """A change as a signed per cent, or as a factor from ten times up (CHANGE_NOTE)."""
+    factor = 1.0 + change_percent / 100.0
+    return f"x{factor:.0f}" if factor >= 10 else f"{change_percent:+.1f}%"
+
+
 def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str,
                 order: tuple[str, str], names: tuple[str, str]) -> pd.DataFrame:
     """Bars of ``metric`` per ``group`` for the two values of ``condition`` in ``order``,
     with mean ± 2 sd whiskers and the % change of the second over the first above each
-    pair. Returns the statistics drawn."""
+    pair (a factor from ten times up: CHANGE_NOTE). Returns the statistics drawn."""
     stats = condition_stats(frame, metric, [group, condition])
     groups = list(dict.fromkeys(frame[group]))
     width = 0.38
@@ -149,8 +157,8 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
             change = 100.0 * (second.loc[g, "mean"] - first.loc[g, "mean"]) / first.loc[g, "mean"]
             top = max(first.loc[g, "mean"] + 2 * first.loc[g, "std"],
                       second.loc[g, "mean"] + 2 * second.loc[g, "std"])
-            ax.annotate(f"{change:+.1f}%", (i, top), ha="center", va="bottom", fontsize=7,
-                        xytext=(0, 2), textcoords="offset points")
+            ax.annotate(_change_label(change), (i, top), ha="center", va="bottom",
+                        fontsize=7, xytext=(0, 2), textcoords="offset points")
             highest = max(highest, top)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     # Wrapped: a long label would run past the axes into the caption below them.

@@ -17,7 +17,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from schedlab.analysis import slices
-from schedlab.analysis.figures import WHISKERS, FigureContext, finish, metric_label, paired_bars
+from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, finish,
+                                       metric_label, paired_bars)
 from schedlab.analysis.metrics import paired_summary
 from schedlab.analysis.tables import rows
 
@@ -140,7 +141,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                     _names(experiment.name))
         ax.set_xlabel("benchmark (SPEC CPU2000 stand-ins)", fontsize=8)
         out = [finish(fig, ctx, dest, WHISKERS + "; above each pair: change of low over "
-                                                 "high affinity.")]
+                                                 "high affinity" + CHANGE_NOTE + ".")]
     turns = tables.get("turns")
     if turns is not None and len(turns):
         scopes = set(frame.get("turns_scope", pd.Series(["run"])).dropna())
@@ -250,4 +251,4 @@ def _every_condition(frame: pd.DataFrame, metric: str, ctx: FigureContext, dest:
             # the panel's height.
             ax.set_ylabel("" if j else textwrap.fill(metric_label(metric), 24), fontsize=8)
     return finish(fig, ctx, dest, WHISKERS + "; above each pair: change next to the "
-                                             "low-affinity base vector.")
+                                             "low-affinity base vector" + CHANGE_NOTE + ".")

@@ -57,8 +57,8 @@ import numpy as np
 import pandas as pd
 
 from schedlab.analysis.brecht import trace_lost
-from schedlab.analysis.figures import (WHISKERS, FigureContext, condition_stats, finish,
-                                       metric_label, paired_bars)
+from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
+                                       finish, metric_label, paired_bars)
 from schedlab.analysis.slices import roi_marks
 from schedlab.analysis.tables import rows
 
@@ -427,9 +427,10 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
                    "in the ROI (guest clock; from its first region switch after the ROI "
                    "began) normalised to the "
                    "mean of confinement's runs of the same condition; above 1: unification "
-                   "is faster; % change of the means above each pair. Bottom: unification's "
-                   "micro-schedules per second of the ROI (trace), and the number of the "
-                   "job's regions mapped when the ROI began (min-max over the runs)."
+                   "is faster; % change of the means above each pair" + CHANGE_NOTE
+                   + ". Bottom: unification's micro-schedules per second of the ROI "
+                   "(trace), and the number of the job's regions mapped when the ROI began "
+                   "(min-max over the runs)."
                    + _timing_note(ctx))]
 
 
@@ -552,7 +553,8 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
     rows = "; ".join(f"row {i + 1}: {shown[kind](column)}"
                      for i, (kind, column) in enumerate(panels))
     main = finish(fig, ctx, dest, WHISKERS + f"; % change of {region_policy} over the "
-                  f"default scheduler above each pair. {rows}." + _timing_note(ctx))
+                  f"default scheduler above each pair{CHANGE_NOTE}. {rows}."
+                  + _timing_note(ctx))
     return [main, _timeline(events, frame, region_policy, ctx,
                             dest.with_name(dest.stem + "--caches.png"))]
 
