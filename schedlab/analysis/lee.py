@@ -533,7 +533,7 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
             ax = axes[row][col]
             if kind == "counts":
                 _counts_panel(ax, sel, region_policy)
-            else:   # "policy": a count the default scheduler does not have (its bars are 0)
+            else:   # "pair"; "policy": a count the default scheduler lacks (its bars 0)
                 default = "default scheduler" + (" (none)" if kind == "policy" else "")
                 paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
                             (default, region_policy))

@@ -24,9 +24,9 @@ PROVENANCE = ("run_id", "backend", "cpu", "gem5_version", "gem5_hash", "gem5_con
 def _work_key(run_dir: Path) -> str | None:
     """The run's :func:`schedlab.runs.work_key` (None for a run directory from before
     spec.json held its request)."""
-    spec = json.loads((run_dir / "spec.json").read_text()) \
-        if (run_dir / "spec.json").is_file() else {}
-    return work_key(request_from_data(spec["request"])) if "request" in spec else None
+    spec = run_dir / "spec.json"
+    request = json.loads(spec.read_text()).get("request") if spec.is_file() else None
+    return work_key(request_from_data(request)) if request else None
 
 
 def _provenance(run_dir: Path, res: dict) -> dict:

@@ -174,8 +174,7 @@ def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
     """(runs, median gem5 host seconds per run) of the experiment's committed smoke-scale
     gem5 runs of today's definition, or None where no committed table records them."""
     runs, _ = _committed_runs(experiment)
-    per_run = runs["gem5_host_s"] if len(runs) else []
-    return (len(per_run), float(per_run.median())) if len(per_run) else None
+    return (len(runs), float(runs["gem5_host_s"].median())) if len(runs) else None
 
 
 def estimated_hours(experiment: Experiment, scale: str) -> tuple[float, str]:
