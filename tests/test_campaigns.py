@@ -248,6 +248,11 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
                    / campaign_host_hours(e.requests("smoke", "gem5")))
     assert (paper, how) == (pytest.approx(smoke * model_ratio), "calibrated")
     assert any("median of 15.0 min" in line for line in reproduce.describe(e, "smoke", "gem5"))
+    # Where a run's table records gem5's CPU time, that is its cost (here b's wall clock
+    # counts an hour paused); runs recorded before the column keep their wall clock.
+    pd.DataFrame({"run_id": ["a", "b", "c"], "gem5_host_s": [600.0, 4500.0, 1500.0],
+                  "gem5_cpu_s": [590.0, 880.0, None]}).to_csv(path, index=False)
+    assert reproduce.measured_run_seconds(e) == (3, 880.0)
 
 
 def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypatch):

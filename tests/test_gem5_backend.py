@@ -161,6 +161,30 @@ print('schedlab-event ' + json.dumps({'event': 'workend', 'tick': 7}), flush=Tru
     assert result["events"] == [{"event": "workend", "tick": 7}]
 
 
+def test_execute_times_out_on_cpu_time_not_the_wall_clock(tmp_path):
+    """A gem5 that waits (paused, or starved by a busy host) is not stopped for the wall
+    clock's seconds; one that computes is stopped once it has used the timeout's CPU time.
+    The result gives both clocks."""
+    idle = _stand_in(tmp_path, """
+import time
+for _ in range(8):
+    time.sleep(0.25)
+    print('tick', flush=True)
+""")
+    result = process.execute([str(idle)], tmp_path / "idle", timeout=1.0)
+    assert result["host_seconds"] >= 2.0 and result["cpu_seconds"] < 1.0
+    busy = _stand_in(tmp_path, """
+import time
+while True:
+    end = time.process_time() + 0.1
+    while time.process_time() < end:
+        pass
+    print('tick', flush=True)
+""")
+    with pytest.raises(binary.Gem5Error, match="more than 1 s of host CPU time"):
+        process.execute([str(busy)], tmp_path / "busy", timeout=1.0)
+
+
 def test_execute_kill_is_reported(tmp_path):
     exe = _stand_in(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
     with pytest.raises(binary.Gem5Error, match="killed by signal 9"):

@@ -18,7 +18,7 @@ import pandas as pd
 from schedlab.runs import request_from_data, work_key
 
 PROVENANCE = ("run_id", "backend", "cpu", "gem5_version", "gem5_hash", "gem5_config",
-              "kernel", "image", "ok", "gem5_host_s", "work_key")
+              "kernel", "image", "ok", "gem5_host_s", "gem5_cpu_s", "work_key")
 
 
 def _work_key(run_dir: Path) -> str | None:
@@ -39,6 +39,7 @@ def _provenance(run_dir: Path, res: dict) -> dict:
             "gem5_hash": info.get("gem5_hash"), "gem5_config": info.get("config_hash"),
             "kernel": res["hashes"]["kernel"], "image": res["hashes"]["image"],
             "ok": res["ok"], "gem5_host_s": info.get("host_seconds"),
+            "gem5_cpu_s": info.get("cpu_seconds"),
             "work_key": _work_key(run_dir)}
 
 

@@ -172,9 +172,17 @@ def _committed_runs(experiment: Experiment) -> tuple[pd.DataFrame, int]:
 
 def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
     """(runs, median gem5 host seconds per run) of the experiment's committed smoke-scale
-    gem5 runs of today's definition, or None where no committed table records them."""
+    gem5 runs of today's definition, or None where no committed table records them.
+
+    A run's seconds are gem5's CPU time where its table records it: the wall clock also
+    counts the time gem5 waited for a busy host's CPU or was paused."""
     runs, _ = _committed_runs(experiment)
-    return (len(runs), float(runs["gem5_host_s"].median())) if len(runs) else None
+    if not len(runs):
+        return None
+    seconds = runs["gem5_host_s"]
+    if "gem5_cpu_s" in runs:
+        seconds = runs["gem5_cpu_s"].fillna(seconds)
+    return len(runs), float(seconds.median())
 
 
 def estimated_hours(experiment: Experiment, scale: str) -> tuple[float, str]:

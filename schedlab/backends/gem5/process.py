@@ -71,12 +71,26 @@ def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
         return ""
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) process ``pid`` has used so far, or None where
+    ``/proc`` does not say (not Linux)."""
+    try:
+        # The command name (field 2) may hold spaces: the fields after its ")" are fixed.
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
             timeout: float | None = None) -> dict:
     """Run gem5, stream its progress, and return the events it reported.
 
     Writes ``gem5.stdout`` / ``gem5.stderr`` into ``outdir``. Raises Gem5Error if gem5 exits
-    non-zero or is killed, with the tail of its logs.
+    non-zero or is killed, with the tail of its logs, or once it has used ``timeout``
+    seconds of CPU time. CPU time, not the wall clock: a run paused (SIGSTOP, SLURM's
+    ``scontrol suspend``) or slowed by a busy host is not stopped for time it did not use.
+    The result gives both: ``host_seconds`` (wall clock) and ``cpu_seconds``.
     """
     outdir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = outdir / "gem5.stdout", outdir / "gem5.stderr"
@@ -104,10 +118,10 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
                     events.append(data)
                     if progress:
                         progress(f"gem5: {data['event']} at tick {data.get('tick')}")
-                if timeout and time.monotonic() - started > timeout:
+                if timeout and _used(proc.pid, started) > timeout:
                     proc.kill()
-                    raise Gem5Error(f"gem5 ran longer than {timeout:.0f} s host and was stopped; "
-                                    f"logs in {outdir}")
+                    raise Gem5Error(f"gem5 used more than {timeout:.0f} s of host CPU time and "
+                                    f"was stopped; logs in {outdir}")
             # wait4 rather than wait: the process's peak memory comes with its status.
             _, raw_status, usage = os.wait4(proc.pid, 0)
             status = proc.returncode = os.waitstatus_to_exitcode(raw_status)
@@ -128,4 +142,11 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
                         f"--- gem5 log tail ---\n{tail.rstrip()}\n"
                         f"--- guest console tail ---\n{console.rstrip()}")
     return {"events": events, "progress": progress_lines, "host_seconds": round(host_s, 1),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
             "max_rss_mib": usage.ru_maxrss // 1024}
+
+
+def _used(pid: int, started: float) -> float:
+    """Seconds of CPU time gem5 has used (of the wall clock where the system cannot say)."""
+    cpu = _cpu_seconds(pid)
+    return cpu if cpu is not None else time.monotonic() - started

@@ -156,7 +156,8 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
         attribution = json.loads((outdir / "attribution.json").read_text())
         write_atomic(run_dir / "attribution.json", json.dumps(attribution, indent=1))
     info.update(events=result["events"], host_seconds=result["host_seconds"],
-                max_rss_mib=result.get("max_rss_mib"), progress=result["progress"])
+                cpu_seconds=result["cpu_seconds"], max_rss_mib=result.get("max_rss_mib"),
+                progress=result["progress"])
     write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
     console = (run_dir / "console.log").read_text(errors="replace") \
         if (run_dir / "console.log").exists() else ""
