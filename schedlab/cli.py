@@ -334,10 +334,13 @@ def _status(e) -> str:
 
 def _listing() -> list[dict]:
     from schedlab.campaigns.experiment import registry
-    from schedlab.campaigns.reproduce import estimated_hours
-    rows = []
+    from schedlab.campaigns.reproduce import estimated_hours, study_calibration
+    rows, calibrations = [], {}
     for name, e in registry().items():
-        (smoke, how), (paper, _) = estimated_hours(e, "smoke"), estimated_hours(e, "paper")
+        if e.study not in calibrations:
+            calibrations[e.study] = study_calibration(e.study)
+        (smoke, how), (paper, _) = (estimated_hours(e, scale, calibrations[e.study])
+                                    for scale in ("smoke", "paper"))
         rows.append({"name": name, "study": e.study, "kind": e.kind, "title": e.title,
                      "runs_smoke": len(e.requests("smoke", "gem5")),
                      "runs_paper": len(e.requests("paper", "gem5")),
@@ -395,8 +398,9 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
         click.echo("\n(host hours, one run at a time on one core: model = from bench/ "
                    "speeds; measured = the committed smoke runs' median gem5 host time; "
                    "calibrated = the model scaled by what the smoke runs took against it; "
-                   "?: no bench/ record for the machine; 'run.py reproduce NAME --dry-run' "
-                   "explains one)")
+                   "study = no runs of its own: the model scaled by what its study's "
+                   "committed runs took against it; ?: no bench/ record for the machine; "
+                   "'run.py reproduce NAME --dry-run' explains one)")
         return
     backend = _best_backend() if backend == "auto" else backend
     from schedlab.campaigns.experiment import get

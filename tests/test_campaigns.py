@@ -255,6 +255,39 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     assert reproduce.measured_run_seconds(e) == (3, 880.0)
 
 
+def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
+    """Without committed runs of its own, an experiment's estimate is the model scaled by
+    how its study's committed runs compared with the model (experiments made of the same
+    runs counted once); another study's experiments keep the model's."""
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import reproduce
+    from schedlab.campaigns.cost import campaign_host_hours
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    fig3, fig4, tail = get("demarchi-fig3"), get("demarchi-fig4"), get("demarchi-tail")
+    per_run = [campaign_host_hours(e.requests("smoke", "gem5")) * 3600 / len(
+        e.requests("smoke", "gem5")) for e in (fig3, fig4)]
+    # fig3's runs took twice the model, fig4's four times; fig5 holds fig3's runs again.
+    for e, seconds, name in ((fig3, 2 * per_run[0], "demarchi-fig3"),
+                             (fig4, 4 * per_run[1], "demarchi-fig4"),
+                             (fig3, 2 * per_run[0], "demarchi-fig5")):
+        path = store.committed_path("demarchi", name, "smoke", "gem5")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"run_id": [f"{e.name}-{i}" for i in range(4)],
+                      "gem5_host_s": [seconds] * 4}).to_csv(path, index=False)
+    calibration = reproduce.study_calibration("demarchi")
+    assert calibration.ratios == {"demarchi-fig3": pytest.approx(2.0),
+                                  "demarchi-fig4": pytest.approx(4.0)}
+    model = campaign_host_hours(tail.requests("smoke", "gem5"))
+    assert reproduce.estimated_hours(tail, "smoke") == (pytest.approx(3.0 * model), "study")
+    assert any("the model times 3.00" in line and "2.00 to 4.00" in line
+               for line in reproduce.describe(tail, "smoke", "gem5"))
+    lee = get("lee-fig17")
+    assert reproduce.estimated_hours(lee, "smoke") == (
+        pytest.approx(campaign_host_hours(lee.requests("smoke", "gem5"))), "model")
+
+
 def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypatch):
     """Runs whose work key is none of today's requests' (made under an earlier definition,
     here with a longer mixer) are left out of the measured median, and said so; with none

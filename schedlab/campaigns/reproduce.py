@@ -185,15 +185,64 @@ def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
     return len(runs), float(seconds.median())
 
 
-def estimated_hours(experiment: Experiment, scale: str) -> tuple[float, str]:
+@dataclass(frozen=True)
+class StudyCalibration:
+    """How the bench/ model misjudges one study's gem5 runs: for each of its experiments
+    with committed smoke runs (experiments made of the same runs count once), what those
+    runs took against what the model gives them. A study's runs share machines, cores and
+    programs, so its ratio is a better guess for its unmeasured experiments than the model
+    alone; other studies' ratios differ by a factor of ten (study 2's guests never idle)."""
+    ratios: dict[str, float]      # experiment -> measured / modelled smoke host time
+
+    @property
+    def ratio(self) -> float:
+        return float(pd.Series(list(self.ratios.values())).median())
+
+    def describe(self) -> str:
+        low, high = min(self.ratios.values()), max(self.ratios.values())
+        return (f"the model times {self.ratio:.2f}, the median ratio of measured to "
+                f"modelled host time over this study's committed experiments "
+                f"({', '.join(self.ratios)}: {low:.2f} to {high:.2f})")
+
+
+def study_calibration(study: str) -> StudyCalibration | None:
+    """The :class:`StudyCalibration` of ``study``, or None where none of its experiments
+    has committed smoke runs on gem5."""
+    ratios, seen = {}, set()
+    for name, e in registry().items():
+        if e.study != study or not e.implemented:
+            continue
+        runs, _ = _committed_runs(e)
+        if not len(runs) or frozenset(runs["run_id"]) in seen:
+            continue
+        seen.add(frozenset(runs["run_id"]))
+        model = campaign_host_hours(e.requests("smoke", "gem5"))
+        measured = measured_run_seconds(e)
+        if model and measured:
+            ratios[name] = len(e.requests("smoke", "gem5")) * measured[1] / 3600.0 / model
+    return StudyCalibration(ratios) if ratios else None
+
+
+_UNSET = object()
+
+
+def estimated_hours(experiment: Experiment, scale: str,
+                    calibration: StudyCalibration | None | object = _UNSET
+                    ) -> tuple[float, str]:
     """Host hours of the experiment's gem5 runs at ``scale``, one at a time, and how that
     is known: "measured" (its committed smoke runs' median times the runs), "calibrated"
     (the bench/ model scaled by what the committed smoke runs took against the model's
-    smoke estimate) or "model" (bench/ speeds alone: see schedlab/campaigns/cost.py)."""
+    smoke estimate), "study" (without committed runs of its own: the model scaled by its
+    study's :class:`StudyCalibration`; pass it to save finding it again) or "model"
+    (bench/ speeds alone: see schedlab/campaigns/cost.py)."""
     requests = experiment.requests(scale, "gem5")
     model = campaign_host_hours(requests)
     measured = measured_run_seconds(experiment)
     if measured is None:
+        if calibration is _UNSET:
+            calibration = study_calibration(experiment.study)
+        if isinstance(calibration, StudyCalibration):
+            return model * calibration.ratio, "study"
         return model, "model"
     smoke_hours = len(experiment.requests("smoke", "gem5")) * measured[1] / 3600.0
     if scale == "smoke":
@@ -213,6 +262,9 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
                 else "host time unknown"),
              f"  repetitions differ in {experiment.repetition}"]
     measured = measured_run_seconds(experiment) if backend == "gem5" else None
+    if how == "study":
+        lines.append(f"  calibrated: no committed runs of its own; "
+                     f"{study_calibration(experiment.study).describe()}")
     if measured:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
                      f"{measured[1] / 60:.1f} min of gem5 host time each (on the host that "
