@@ -191,7 +191,7 @@ class StudyCalibration:
     with committed smoke runs (experiments made of the same runs count once), what those
     runs took against what the model gives them. A study's runs share machines, cores and
     programs, so its ratio is a better guess for its unmeasured experiments than the model
-    alone; other studies' ratios differ by a factor of ten (study 2's guests never idle)."""
+    alone; the studies' ratios differ by a factor of ten."""
     ratios: dict[str, float]      # experiment -> measured / modelled smoke host time
 
     @property
