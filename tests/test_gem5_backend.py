@@ -316,10 +316,42 @@ def test_config_hash_covers_exactly_the_files_gem5_loads(tmp_path):
     assert len(others) > 20
     for path in [*sorted(in_copy), *others]:
         original = path.read_bytes()
-        path.write_bytes(original + b"\n# touched\n")
+        path.write_bytes(original + b"\nTOUCHED = 1\n")
         changed = binary.config_hash(copy) != base
         path.write_bytes(original)
         assert changed == (path in in_copy), path.relative_to(copy)
+    assert binary.config_hash(copy) == base
+
+
+def test_config_hash_is_the_code_not_its_prose(tmp_path):
+    """Comments, docstrings, blank lines and trailing spaces of a gem5-side file leave the
+    hash (and so every run id) alone; a changed statement, or a string that is not a
+    docstring, changes it."""
+    copy = _repo_copy(tmp_path)
+    base = binary.config_hash(copy)
+    plan = copy / "schedlab" / "backends" / "gem5" / "plan.py"
+    original = plan.read_text()
+    module_doc = original.index('"""', 0) + 3
+    prose = (original[:module_doc] + "Reworded. " + original[module_doc:])
+    prose = prose.replace("\n\n", "\n\n\n   \n", 3) + "\n# a comment\n\n"
+    # A function's docstring reworded, over other lines, with a comment after it.
+    definition = prose.index("\ndef ") + 1
+    doc = prose.index('"""', definition) + 3
+    assert prose[definition:doc].count("\n") == 1, "plan.py's first def has no docstring"
+    end = prose.index('"""', doc) + 3
+    prose = prose[:doc] + "Reworded,\n    over two lines." + prose[end - 3:end] \
+        + "  # and a comment" + prose[end:]
+    plan.write_text(prose)
+    assert binary.config_hash(copy) == base
+    assigned = prose.replace('"""Reworded,', 'x = """Reworded,')
+    hashes = set()
+    for code in (prose + "\nTOUCHED = 1\n", prose + '\nTOUCHED = """# not a comment"""\n',
+                 assigned, assigned.replace("Reworded,\n", "Reworded,\n\n", 1)):
+        plan.write_text(code)
+        hashes.add(binary.config_hash(copy))
+    # Four different codes (the last a blank line inside a string), four hashes.
+    assert len(hashes - {base}) == 4
+    plan.write_text(original)
     assert binary.config_hash(copy) == base
 
 

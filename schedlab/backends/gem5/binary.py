@@ -6,10 +6,13 @@ README); ``GEM5`` names the binary. Its hash is part of every checkpoint key and
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import os
 import subprocess
 import tempfile
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,8 +148,42 @@ def gem5_side_files(repo: Path = paths.REPO) -> list[Path]:
 
 def config_hash(repo: Path = paths.REPO) -> str:
     """Hash of the gem5-side code (:func:`gem5_side_files`, by path within the repository
-    and content): part of every gem5 run's id (a checkpoint's key takes only the boot
-    board's identity, ``checkpoint_key``)."""
+    and :func:`code_of` their content): part of every gem5 run's id (a checkpoint's key
+    takes only the boot board's identity, ``checkpoint_key``)."""
     files = gem5_side_files(repo)
     return hash_bytes(*[part for p in files
-                        for part in (p.relative_to(repo).as_posix(), p.read_bytes())])
+                        for part in (p.relative_to(repo).as_posix(), code_of(p))])
+
+
+def code_of(path: Path) -> str:
+    """A Python file's text without its comments, docstrings and blank lines, and without
+    trailing spaces: what gem5 runs of it. Editing the prose of the model renames no run
+    (nor invalidates a user's results store); any change to the code does. Text, not the
+    syntax tree: ``ast.dump``'s form changes between Python versions, and the hash must
+    not depend on the host's Python."""
+    source = path.read_text()
+    cut = {}                                        # 0-based line -> column of its comment
+    verbatim: set[int] = set()      # lines wholly inside a multi-line string (its content)
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            cut[token.start[0] - 1] = token.start[1]
+        elif token.start[0] < token.end[0]:         # strings, f-strings' parts (3.12 on)
+            verbatim.update(range(token.start[0], token.end[0] - 1))
+    lines = [line if i in verbatim else line[:cut.get(i, len(line))].rstrip()
+             for i, line in enumerate(source.splitlines())]
+    dropped: set[int] = set()                      # 0-based lines of whole-line docstrings
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                 ast.AsyncFunctionDef)) or not node.body:
+            continue
+        first = node.body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)):
+            continue
+        # ast's columns count UTF-8 bytes.
+        head = lines[first.lineno - 1].encode()[:first.col_offset]
+        tail = lines[first.end_lineno - 1].encode()[first.end_col_offset:]
+        if not head.strip() and not tail.strip():  # alone on its lines (else kept)
+            dropped.update(range(first.lineno - 1, first.end_lineno))
+    return "\n".join(line for i, line in enumerate(lines)
+                     if i not in dropped and (line or i in verbatim))
