@@ -483,14 +483,17 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
     micro = re.findall(rf"sched_region_micro_schedule: pid={pid} tgid={pid} ", trace)
     # The launcher copied the process's counters just before its stop (no warm-up, so no
     # copy at the ROI's begin): the merges the trace cannot count, and micro-schedules that
-    # agree with the trace's (one may fall between the copy and the stop).
+    # agree with the trace's. The trace also holds those made between the copy and the
+    # process's exit on SIGTERM, a gap that grows when a loaded host slows QEMU: up to two,
+    # or a tenth of them.
     from schedlab.analysis.lee import region_counters
     counters = region_counters(run_dir, job)
     assert counters["merges"] > 0 and counters["scans"] > 0, counters
     assert "teardowns" in counters and math.isnan(counters["merges_in_roi"]), counters
     copied = (run_dir / "artifacts" / job["job"] / str(job["rep"]) / "sched_regions.end")
     micro_copied = int(re.search(r"^micro_schedules: (\d+)$", copied.read_text(), re.M)[1])
-    assert abs(micro_copied - len(micro)) <= 1, (micro_copied, len(micro))
+    assert -1 <= len(micro) - micro_copied <= max(2, len(micro) // 10), (micro_copied,
+                                                                         len(micro))
     if policy == "region-unify":
         # memlat's two 1 MiB regions, one per cache, and the thread following them.
         assert len(local) >= 2 and set(local.values()) == set(LLCS), (local, trace[-3000:])
