@@ -223,6 +223,23 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
 
 
 
+def test_campaigns_start_the_costliest_runs_first():
+    """Longest processing time first: a long run started last would leave the other cores
+    idle at the end. Unpriced runs (a machine bench/ has not measured) come first; equal
+    costs keep the definition's order."""
+    from schedlab.campaigns.cost import costliest_first, run_host_seconds
+
+    def memlat(reps: int, label: int, cpu: str = "o3") -> RunRequest:
+        return RunRequest(machine="clovertown-e5320-mup", backend="gem5", cpu=cpu,
+                          label={"n": label}, jobs=(WorkloadRequest("memlat", reps=reps),))
+    # The last on the westmere's Timing cores, which bench/ has not measured.
+    requests = [memlat(1, 0), memlat(3, 1), memlat(1, 2), memlat(2, 3),
+                dataclasses.replace(memlat(1, 4, cpu="timing"), machine="westmere-x5660")]
+    assert run_host_seconds(requests[4]) != run_host_seconds(requests[4])   # NaN
+    ordered = costliest_first(list(enumerate(requests)), lambda item: item[1])
+    assert [i for i, _ in ordered] == [4, 1, 3, 0, 2]
+
+
 def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     """With committed smoke runs recording their gem5 host time, smoke is their median times
     the runs and paper the model scaled by measured over modelled smoke."""

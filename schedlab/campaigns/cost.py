@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 from functools import cache
+from typing import Callable, TypeVar
 
 from schedlab.errors import UserError
 from schedlab.guest.characterise import load_characterisation
@@ -26,6 +27,7 @@ from schedlab.machine import load_machine
 from schedlab.paths import REPO
 from schedlab.runs import RunRequest, WorkloadRequest
 
+T = TypeVar("T")
 BENCH_RESULTS = REPO / "bench" / "results"
 QEMU_RUN_S = 30.0
 ASSUMED_IPC = 1.0
@@ -155,6 +157,17 @@ def run_host_seconds(request: RunRequest) -> float:
     return (speed["fixed_s"] + _warmup_host_seconds(request, machine.clock_hz, machine.cores)
             + _instructions(request, machine.clock_hz, machine.cores,
                             speed.get("regions", {})) / speed["ips"])
+
+
+def costliest_first(items: list[T], request_of: Callable[[T], RunRequest]) -> list[T]:
+    """``items`` in the order that ends a campaign soonest on a few cores: the costliest
+    runs first (longest processing time first), so that no long run starts last while the
+    other cores go idle. Runs the model cannot price (a machine ``bench/`` has not
+    measured) go first, as possibly the longest; ties keep their order."""
+    def key(item: T) -> float:
+        seconds = run_host_seconds(request_of(item))
+        return -math.inf if math.isnan(seconds) else -seconds
+    return sorted(items, key=key)
 
 
 def campaign_host_hours(requests: list[RunRequest]) -> float:

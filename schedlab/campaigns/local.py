@@ -31,7 +31,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from schedlab import paths
-from schedlab.campaigns.cost import run_host_seconds
+from schedlab.campaigns.cost import costliest_first, run_host_seconds
 from schedlab.errors import UserError
 from schedlab.processes import die_with_parent
 from schedlab.runs import RunRequest, prepare, request_to_data
@@ -180,6 +180,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                                               "reused" if state == "done" else state))
         else:
             todo.append((request, prepared.run_id))
+    todo = deque(costliest_first(list(todo), lambda item: item[0]))
     estimate = sum(run_host_seconds(r) for r, _ in todo)
     say(f"{name}: {len(requests)} runs, {len(report.outcomes)} already done, {len(todo)} to run "
         f"with {jobs} at a time (estimated {estimate / 3600:.1f} host hours of runs)")

@@ -43,6 +43,7 @@ from .. import paths, runs
 from ..errors import UserError
 from ..runs import PreparedRun, RunRequest
 from ..store import run_lock
+from .cost import costliest_first
 from .local import run_memory_gib
 
 Progress = Callable[[str], None]
@@ -256,6 +257,7 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
         else:
             todo.append(run)
             report_runs.append(SlurmRun(run_id, run.request, final, "pending"))
+    todo = costliest_first(todo, lambda run: run.request)
     log_dir = Path(log_dir or results / ".slurm" / name).resolve()
     job_name = f"schedlab-{name}"
     progress(f"slurm: campaign {name}: {len(prepared)} runs, {len(prepared) - len(todo)} "
