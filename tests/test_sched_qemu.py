@@ -118,6 +118,22 @@ m5switch)
     echo 0 > /proc/sys/kernel/sched_m5_switch; echo "m5_write0_rc=$?"
     echo "m5_after=$(cat /proc/sys/kernel/sched_m5_switch)"
     ;;
+idlepoll)
+    polls() {
+        echo "$1us=$(cat /proc/sys/kernel/sched_idle_poll_us)"
+        echo "$1woken=$(cat /proc/sys/kernel/sched_idle_polls_woken)"
+        echo "$1expired=$(cat /proc/sys/kernel/sched_idle_polls_expired)"
+    }
+    /sleeper 100 > /dev/null; sleep 1; polls off_
+    echo 10001 > /proc/sys/kernel/sched_idle_poll_us 2>/dev/null; echo "write_over_rc=$?"
+    echo 1 > /proc/sys/kernel/sched_idle_polls_woken 2>/dev/null; echo "write_count_rc=$?"
+    # Polls of 5 ms: the sleeper's 2 ms sleeps end inside one, a second's idling outlasts it.
+    echo 5000 > /proc/sys/kernel/sched_idle_poll_us; echo "write_rc=$?"
+    /sleeper 100 > /dev/null; sleep 1; polls on_
+    echo 0 > /proc/sys/kernel/sched_idle_poll_us
+    polls stop_
+    /sleeper 100 > /dev/null; sleep 1; polls stopped_
+    ;;
 esac
 echo "SCHEDTEST-END"
 poweroff -f
@@ -230,6 +246,20 @@ def test_m5_switch_sysctl_is_off_by_default_and_bounded(kernel, initramfs):
     assert v["m5_default"] == "0", console[-2000:]
     assert v["m5_write2_rc"] != "0"
     assert v["m5_write0_rc"] == "0" and v["m5_after"] == "0"
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_idle_poll_counts_polls_only_while_switched_on(kernel, initramfs):
+    """0030: off (0) at boot and nothing counted; bounded at 10000 us; the counts are read
+    only; switched on, the sleeper's 2 ms sleeps end inside 5 ms polls (woken) and a second
+    of idling outlasts them (expired); switched off again, nothing more is counted."""
+    v, _, console = boot(kernel, initramfs, "idlepoll")
+    assert (v["off_us"], v["off_woken"], v["off_expired"]) == ("0", "0", "0"), console[-3000:]
+    assert v["write_over_rc"] != "0" and v["write_count_rc"] != "0"
+    assert v["write_rc"] == "0" and v["on_us"] == "5000"
+    assert int(v["on_woken"]) > 0 and int(v["on_expired"]) > 0, v
+    assert v["stop_us"] == "0"
+    assert (v["stopped_woken"], v["stopped_expired"]) == (v["stop_woken"], v["stop_expired"])
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
@@ -389,6 +419,7 @@ knobs() {
     echo "$1cache_affinity=$(cat /proc/sys/kernel/sched_cache_affinity)"
     echo "$1rt_task_affinity=$(cat /proc/sys/kernel/sched_rt_task_affinity)"
     echo "$1m5_switch=$(cat /proc/sys/kernel/sched_m5_switch)"
+    echo "$1idle_poll_us=$(cat /proc/sys/kernel/sched_idle_poll_us)"
     echo "$1features=$(cat /sys/kernel/debug/sched/features)"
 }
 placements() {
@@ -435,16 +466,18 @@ def _feature_set(line: str) -> set[str]:
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
-@pytest.mark.parametrize("param, knob", [
-    ("sched_cache_affinity=disable", "cache_affinity"),
-    ("sched_rt_task_affinity=disable", "rt_task_affinity"),
+@pytest.mark.parametrize("param, knob, value", [
+    ("sched_cache_affinity=disable", "cache_affinity", "0"),
+    ("sched_rt_task_affinity=disable", "rt_task_affinity", "0"),
     # Only "disable": enabling the gem5 reports outside gem5 executes an undefined opcode.
-    ("sched_m5_switch=disable", "m5_switch"),
+    ("sched_m5_switch=disable", "m5_switch", "0"),
+    ("sched_idle_poll_us=200", "idle_poll_us", "200"),
 ])
-def test_boot_parameter_sets_its_sysctl_only(kernel, knobs_initramfs, param, knob):
+def test_boot_parameter_sets_its_sysctl_only(kernel, knobs_initramfs, param, knob, value):
     v, _, console = boot(kernel, knobs_initramfs, "knobs", [param])
-    defaults = {"cache_affinity": "1", "rt_task_affinity": "1", "m5_switch": "0"}
-    expected = {**defaults, knob: "0"}
+    defaults = {"cache_affinity": "1", "rt_task_affinity": "1", "m5_switch": "0",
+                "idle_poll_us": "0"}
+    expected = {**defaults, knob: value}
     assert {k: v[f"boot_{k}"] for k in defaults} == expected, console[-3000:]
     assert v["unparsed"] == "0"
     # The sysctl and the features file are two views of the one CACHE_AFFINITY feature.
@@ -455,12 +488,14 @@ def test_boot_parameter_sets_its_sysctl_only(kernel, knobs_initramfs, param, kno
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_bad_boot_parameter_values_are_reported_and_ignored(kernel, knobs_initramfs):
-    bad = ["sched_cache_affinity=0", "sched_rt_task_affinity=off", "sched_m5_switch=1"]
+    bad = ["sched_cache_affinity=0", "sched_rt_task_affinity=off", "sched_m5_switch=1",
+           "sched_idle_poll_us=10001"]
     v, _, console = boot(kernel, knobs_initramfs, "knobs", bad)
-    assert (v["boot_cache_affinity"], v["boot_rt_task_affinity"], v["boot_m5_switch"]) == (
-        "1", "1", "0"), console[-3000:]
-    assert v["unparsed"] == "3", console[-3000:]
-    for name in ("sched_cache_affinity", "sched_rt_task_affinity", "sched_m5_switch"):
+    assert (v["boot_cache_affinity"], v["boot_rt_task_affinity"], v["boot_m5_switch"],
+            v["boot_idle_poll_us"]) == ("1", "1", "0", "0"), console[-3000:]
+    assert v["unparsed"] == "4", console[-3000:]
+    for name in ("sched_cache_affinity", "sched_rt_task_affinity", "sched_m5_switch",
+                 "sched_idle_poll_us"):
         assert f"Unable to parse {name}=" in console
 
 

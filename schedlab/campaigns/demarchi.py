@@ -42,7 +42,8 @@ NOTES = ("Beside the mixer runs a fixed model of a system's background activity 
 # (mu 19 us, rho 52 us), for about the same host time in the region (586 s against 608 s
 # for halt: the polling CPUs cost instructions, the shorter region gives them back). A real
 # CPU leaves C1 in a microsecond or two, so the figures' runs poll.
-IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",)}
+IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",),
+                  "halt-poll": ("idle=halt", "sched_idle_poll_us=100")}
 IDLE = "poll"
 # Per-CPU trace buffer (KiB) by mixer size on gem5, where the default (1 MiB) is too small:
 # the 3000-sample runs of demarchi-tail filled it and lost 4068 and 6075 events
@@ -134,7 +135,7 @@ EXPERIMENTS = (
                 "machine B, 2 cores", _tail, "production_ns", backends=("gem5",)),
     _experiment("demarchi-idle", "figure", "Wake-up honesty: the mixer's wake-ups onto idle "
                 "CPUs that came late (gem5's missed MWAIT wake-ups) and the production time, "
-                "the default idle (MWAIT) vs idle=halt vs idle=poll, machine A, 4 cores, "
-                "vanilla", _idle_check, "wake_late",
+                "the default idle (MWAIT) vs idle=halt vs idle=poll vs idle=halt after a 100 us "
+                "poll (kernel-patches 0030), machine A, 4 cores, vanilla", _idle_check, "wake_late",
                 backends=("gem5",)),
 )
