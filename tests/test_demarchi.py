@@ -39,9 +39,10 @@ def test_miss_rates_per_task_and_together():
 def test_idle_check_runs_one_condition_under_each_idle_mode():
     from schedlab.campaigns import demarchi
     check = get("demarchi-idle").requests("smoke", "gem5")
-    assert [r.label["idle"] for r in check] == ["default", "halt", "poll"]
-    assert [r.boot_args for r in check] == [(), ("idle=halt",), ("idle=poll",)]
-    # Apart from how CPUs idle, the three are one run: machine A, 4 cores, vanilla, rep 0.
+    assert [r.label["idle"] for r in check] == ["default", "halt", "poll", "halt-poll"]
+    assert [r.boot_args for r in check] == [(), ("idle=halt",), ("idle=poll",),
+                                            ("idle=halt", "sched_idle_poll_us=100")]
+    # Apart from how CPUs idle, the four are one run: machine A, 4 cores, vanilla, rep 0.
     assert len({(r.machine, r.policy, r.jobs, r.background) for r in check}) == 1
     # The figures' runs use IDLE; the check's run in that mode is one of theirs.
     figures = get("demarchi-table1").requests("smoke", "gem5")
