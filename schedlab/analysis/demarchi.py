@@ -30,7 +30,8 @@ from schedlab.analysis.tables import rows
 
 POLICIES = ("vanilla", "task-affinity")
 COLOURS = {"vanilla": "#4c72b0", "task-affinity": "#dd8452"}
-IDLE_COLOURS = {"default": "#8c8c8c", "halt": "#4c72b0", "poll": "#55a868"}
+IDLE_COLOURS = {"default": "#8c8c8c", "halt": "#4c72b0", "poll": "#55a868",
+                "halt-poll": "#dd8452"}
 
 
 def _repetitions(run_dir: Path) -> list[Path]:
@@ -391,8 +392,9 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
     t.to_csv(csv, index=False)
     return [finish(fig, ctx, dest, "One run per bar (machine A, 4 cores, vanilla, the first "
                                    "repetition). Grey: the default idle (MWAIT); blue: "
-                                   "idle=halt; green: idle=poll (the figures' runs). Late: the "
-                                   "task "
+                                   "idle=halt; green: idle=poll; orange: idle=halt after a "
+                                   "100 µs poll (sched_idle_poll_us, kernel-patches 0030). "
+                                   "Late: the task "
                                    "was switched in more than "
                                    f"{wakeups.LATE_US:.0f} µs after its waking began, onto a "
                                    "CPU that was idle."), csv]
