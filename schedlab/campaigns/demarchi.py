@@ -35,13 +35,14 @@ NOTES = ("Beside the mixer runs a fixed model of a system's background activity 
 
 
 # How idle CPUs wait (the kernel's idle= parameter). gem5 loses wake-ups of idle CPUs
-# (configs/README.md, "Periodic tick"), and demarchi-idle measured what that does to the
-# mixer (machine A, 4 cores, vanilla): under the default (MWAIT) idle, 15 of 320 wake-ups
-# onto idle CPUs came late, one set by 796 ms (mu 4.66 ms per sample); under idle=halt, 22
-# of 354 came late by up to one tick (mu 36 us, rho 303 us); under idle=poll none did
-# (mu 19 us, rho 52 us), for about the same host time in the region (586 s against 608 s
-# for halt: the polling CPUs cost instructions, the shorter region gives them back). A real
-# CPU leaves C1 in a microsecond or two, so the figures' runs poll.
+# (configs/README.md, "Periodic tick"); demarchi-idle measures what that does to the mixer
+# (machine A, 4 cores, vanilla; docs/studies.md). On the kernel before kernel-patches 0030,
+# which decided the committed figures' mode, the default (MWAIT) idle let one wake-up wait
+# 796 ms (mu 4.66 ms per sample), idle=halt 22 of 354 wake-ups onto idle CPUs come up to a
+# tick late (mu 36 us, rho 303 us), and idle=poll none (mu 19 us, rho 52 us). With 0030
+# ("halt-poll": halt after polling for 100 us) none of 340 came late either, mu 18 us and
+# rho 38 us against polling's 18 and 40 us on the same kernel, at 58 % of its host time.
+# A real CPU leaves C1 in a microsecond or two.
 IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",),
                   "halt-poll": ("idle=halt", "sched_idle_poll_us=100")}
 IDLE = "poll"
