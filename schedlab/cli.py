@@ -206,8 +206,9 @@ def _best_backend() -> str:
 @click.option("--numa-from", type=click.Choice(["firmware", "kernel"]), default="firmware",
               show_default=True, help="QEMU: NUMA from ACPI tables or from the kernel parameter.")
 @click.option("--timeout", type=float, default=None,
-              help="Host seconds for the whole run (default: 1800 on QEMU; 6 hours on gem5, "
-                   "not counting a first boot to the checkpoint). On gem5, when every job has "
+              help="Host seconds for the whole run (default: 1800 on QEMU; 6 hours of gem5's "
+                   "CPU time on gem5, so a paused run is not stopped, not counting a first "
+                   "boot to the checkpoint). On gem5, when every job has "
                    "a --duration, a region of interest that lasts twice the longest plus "
                    "0.25 s of simulated time also ends the run (a workload that was not "
                    "stopped).")

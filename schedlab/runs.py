@@ -110,7 +110,8 @@ class RunRequest:
     # requests that differ only in their label are two runs. gem5 is deterministic: a
     # repetition must also differ in something the guest sees (a seed, an offset).
     label: dict = field(default_factory=dict)
-    timeout: float | None = None  # host seconds; None: the backend's default (below)
+    # Host seconds (on gem5 of gem5's CPU time); None: the backend's default (below).
+    timeout: float | None = None
     ready_timeout: float = 180.0
     # gem5 only: charge each CPU's cycles, instructions and misses to the tasks that ran on
     # it (kernel.sched_m5_switch of kernel-patches/0011; the results get attribution.json).

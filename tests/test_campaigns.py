@@ -282,12 +282,15 @@ def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
     from schedlab.campaigns import reproduce
     from schedlab.campaigns.cost import campaign_host_hours
     monkeypatch.setattr(store, "DATA", tmp_path)
-    fig3, fig4, tail = get("demarchi-fig3"), get("demarchi-fig4"), get("demarchi-tail")
+    fig3, fig4, fig7 = get("demarchi-fig3"), get("demarchi-fig4"), get("demarchi-fig7")
+    tail = get("demarchi-tail")
     per_run = [campaign_host_hours(e.requests("smoke", "gem5")) * 3600 / len(
-        e.requests("smoke", "gem5")) for e in (fig3, fig4)]
-    # fig3's runs took twice the model, fig4's four times; fig5 holds fig3's runs again.
+        e.requests("smoke", "gem5")) for e in (fig3, fig4, fig7)]
+    # fig3's runs took twice the model, fig4's four times, fig7's ten (the median, 4, is not
+    # the mean); fig5 holds fig3's runs again.
     for e, seconds, name in ((fig3, 2 * per_run[0], "demarchi-fig3"),
                              (fig4, 4 * per_run[1], "demarchi-fig4"),
+                             (fig7, 10 * per_run[2], "demarchi-fig7"),
                              (fig3, 2 * per_run[0], "demarchi-fig5")):
         path = store.committed_path("demarchi", name, "smoke", "gem5")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -295,10 +298,11 @@ def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
                       "gem5_host_s": [seconds] * 4}).to_csv(path, index=False)
     calibration = reproduce.study_calibration("demarchi")
     assert calibration.ratios == {"demarchi-fig3": pytest.approx(2.0),
-                                  "demarchi-fig4": pytest.approx(4.0)}
+                                  "demarchi-fig4": pytest.approx(4.0),
+                                  "demarchi-fig7": pytest.approx(10.0)}
     model = campaign_host_hours(tail.requests("smoke", "gem5"))
-    assert reproduce.estimated_hours(tail, "smoke") == (pytest.approx(3.0 * model), "study")
-    assert any("the model times 3.00" in line and "2.00 to 4.00" in line
+    assert reproduce.estimated_hours(tail, "smoke") == (pytest.approx(4.0 * model), "study")
+    assert any("the model times 4.00" in line and "2.00 to 10.00" in line
                for line in reproduce.describe(tail, "smoke", "gem5"))
     lee = get("lee-fig17")
     assert reproduce.estimated_hours(lee, "smoke") == (

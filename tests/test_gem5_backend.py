@@ -11,6 +11,7 @@ import gzip
 import json
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -173,9 +174,12 @@ for _ in range(8):
 """)
     result = process.execute([str(idle)], tmp_path / "idle", timeout=1.0)
     assert result["host_seconds"] >= 2.0 and result["cpu_seconds"] < 1.0
+    # It gives up after 30 s of wall clock, so a limit that misses its CPU time fails the
+    # test at once instead of hanging it.
     busy = _stand_in(tmp_path, """
 import time
-while True:
+started = time.monotonic()
+while time.monotonic() - started < 30:
     end = time.process_time() + 0.1
     while time.process_time() < end:
         pass
@@ -353,6 +357,63 @@ def test_config_hash_is_the_code_not_its_prose(tmp_path):
     assert len(hashes - {base}) == 4
     plan.write_text(original)
     assert binary.config_hash(copy) == base
+
+
+# Code whose text the prose-free hash must keep: spaces inside strings (a multi-line
+# string's first line too), f-strings spanning lines (one token before Python 3.12, parts
+# since), a form feed in a comment, which str.splitlines() would count as a line break.
+_TRICKY = (
+    'x = 1\n'
+    's = f"""a\n  {x}   \nb"""\n'
+    't = f"""{{\n  literal }}   \n{x}"""\n'
+    'u = """abc   \ndef"""\n'
+    'a = 1  # \f\n'
+    'b = 2\n'
+    'def f():\n'
+    '    """doc"""\n'
+    '    return f"{x:>{3}}"  # c\n'
+)
+
+
+def test_code_of_keeps_what_strings_hold(tmp_path):
+    path = tmp_path / "tricky.py"
+    base = binary.code_of(_write(path, _TRICKY))
+    for changed in (_TRICKY.replace("{x}   ", "{x}"), _TRICKY.replace("literal }}   ",
+                                                                     "literal }}"),
+                    _TRICKY.replace("abc   ", "abc"), _TRICKY.replace("b = 2", "b = 3")):
+        assert binary.code_of(_write(path, changed)) != base
+    assert binary.code_of(_write(path, _TRICKY.replace("# c", "# other"))) == base
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.11", "3.12", "3.13"])
+def test_code_of_is_the_same_under_every_python(tmp_path, version):
+    """The run id must not depend on the host's Python: code_of under another interpreter
+    (where one is installed) gives the same text for the tricky file and for every
+    gem5-side file."""
+    found = [shutil.which(f"python{version}"),
+             *sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))]
+    usable = [str(c) for c in found if c and subprocess.run(
+        [str(c), "-c", "pass"], capture_output=True).returncode == 0]
+    if not usable:
+        pytest.skip(f"no usable python{version} installed")
+    other = usable[0]
+    files = [_write(tmp_path / "tricky.py", _TRICKY), *binary.gem5_side_files()]
+    script = ("import sys, json; sys.path.insert(0, sys.argv[1]); "
+              "from schedlab.backends.gem5.binary import code_of; from pathlib import Path; "
+              "print(json.dumps([code_of(Path(p)) for p in sys.argv[2:]]))")
+    # binary.py imports the package; only the standard library is needed for code_of.
+    out = subprocess.run([other, "-c", script, str(REPO), *map(str, files)],
+                         capture_output=True, text=True)
+    if out.returncode != 0 and "ModuleNotFoundError" in out.stderr:
+        pytest.skip(f"python{version} cannot import schedlab.backends.gem5.binary: "
+                    f"{out.stderr.strip().splitlines()[-1]}")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [binary.code_of(p) for p in files]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_bytes(text.encode())
+    return path
 
 
 def test_roi_is_first_dump_at_or_after_each_workend():

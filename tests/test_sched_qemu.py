@@ -131,7 +131,8 @@ idlepoll)
     echo 5000 > /proc/sys/kernel/sched_idle_poll_us; echo "write_rc=$?"
     /sleeper 100 > /dev/null; sleep 1; polls on_
     echo 0 > /proc/sys/kernel/sched_idle_poll_us
-    polls stop_
+    # A poll that began before the switch ends, and is counted, within its 5 ms.
+    sleep 1; polls stop_
     /sleeper 100 > /dev/null; sleep 1; polls stopped_
     ;;
 esac
@@ -257,7 +258,9 @@ def test_idle_poll_counts_polls_only_while_switched_on(kernel, initramfs):
     assert (v["off_us"], v["off_woken"], v["off_expired"]) == ("0", "0", "0"), console[-3000:]
     assert v["write_over_rc"] != "0" and v["write_count_rc"] != "0"
     assert v["write_rc"] == "0" and v["on_us"] == "5000"
-    assert int(v["on_woken"]) > 0 and int(v["on_expired"]) > 0, v
+    # Each of the sleeper's 100 wake-ups ends a poll of its CPU (a few may come between
+    # polls); the idle second's polls run out.
+    assert int(v["on_woken"]) >= 50 and int(v["on_expired"]) > 0, v
     assert v["stop_us"] == "0"
     assert (v["stopped_woken"], v["stopped_expired"]) == (v["stop_woken"], v["stop_expired"])
 

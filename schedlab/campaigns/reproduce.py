@@ -218,7 +218,7 @@ def study_calibration(study: str) -> StudyCalibration | None:
         seen.add(frozenset(runs["run_id"]))
         model = campaign_host_hours(e.requests("smoke", "gem5"))
         measured = measured_run_seconds(e)
-        if model and measured:
+        if model and not math.isnan(model) and measured:
             ratios[name] = len(e.requests("smoke", "gem5")) * measured[1] / 3600.0 / model
     return StudyCalibration(ratios) if ratios else None
 
@@ -267,8 +267,9 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
                      f"{study_calibration(experiment.study).describe()}")
     if measured:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
-                     f"{measured[1] / 60:.1f} min of gem5 host time each (on the host that "
-                     f"ran them, shared with other work)")
+                     f"{measured[1] / 60:.1f} min of gem5 host time each (its CPU time where "
+                     f"recorded, else the wall clock on the host that ran them, shared with "
+                     f"other work)")
     other = _committed_runs(experiment)[1] if backend == "gem5" else 0
     if other:
         lines.append(f"  not counted: {other} committed smoke runs of an earlier definition "

@@ -160,17 +160,24 @@ def code_of(path: Path) -> str:
     trailing spaces: what gem5 runs of it. Editing the prose of the model renames no run
     (nor invalidates a user's results store); any change to the code does. Text, not the
     syntax tree: ``ast.dump``'s form changes between Python versions, and the hash must
-    not depend on the host's Python."""
-    source = path.read_text()
+    not depend on the host's Python. Lines are split at newlines alone (as the tokenizer and
+    the parser count them, not ``str.splitlines()``), and the lines a string spans, to its
+    last, are kept as they are (their spaces are the string's)."""
+    source = path.read_bytes().decode("utf-8")
     cut = {}                                        # 0-based line -> column of its comment
-    verbatim: set[int] = set()      # lines wholly inside a multi-line string (its content)
+    verbatim: set[int] = set()      # 0-based lines a multi-line string starts on or crosses
+    fstrings: list[int] = []        # Python 3.12 on: where the f-strings being read began
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
+        kind = tokenize.tok_name[token.type]
+        if kind == "COMMENT":
             cut[token.start[0] - 1] = token.start[1]
-        elif token.start[0] < token.end[0]:         # strings, f-strings' parts (3.12 on)
-            verbatim.update(range(token.start[0], token.end[0] - 1))
+        elif kind == "FSTRING_START":               # an f-string is one token before 3.12
+            fstrings.append(token.start[0])
+        elif kind in ("STRING", "FSTRING_END"):
+            first = fstrings.pop() if kind == "FSTRING_END" else token.start[0]
+            verbatim.update(range(first - 1, token.end[0] - 1))
     lines = [line if i in verbatim else line[:cut.get(i, len(line))].rstrip()
-             for i, line in enumerate(source.splitlines())]
+             for i, line in enumerate(source.split("\n"))]
     dropped: set[int] = set()                      # 0-based lines of whole-line docstrings
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
