@@ -167,7 +167,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
             f" left by killed runs")
     # Prepare in this process: builds happen once, before any worker starts.
     report = CampaignReport()
-    todo: deque[tuple[RunRequest, str]] = deque()
+    pending: list[tuple[RunRequest, str]] = []
     seen: set[str] = set()
     for request in requests:
         prepared = prepare(request, progress=lambda s: None)
@@ -179,8 +179,8 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
             report.outcomes.append(RunOutcome(prepared.run_id, request.label,
                                               "reused" if state == "done" else state))
         else:
-            todo.append((request, prepared.run_id))
-    todo = deque(costliest_first(list(todo), lambda item: item[0]))
+            pending.append((request, prepared.run_id))
+    todo = deque(costliest_first(pending, lambda item: item[0]))
     estimate = sum(run_host_seconds(r) for r, _ in todo)
     say(f"{name}: {len(requests)} runs, {len(report.outcomes)} already done, {len(todo)} to run "
         f"with {jobs} at a time (estimated {estimate / 3600:.1f} host hours of runs)")

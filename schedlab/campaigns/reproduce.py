@@ -254,17 +254,19 @@ def estimated_hours(experiment: Experiment, scale: str,
 def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
     """What a --dry-run prints."""
     requests = experiment.requests(scale, backend)
-    hours, how = (estimated_hours(experiment, scale) if backend == "gem5"
+    measured = measured_run_seconds(experiment) if backend == "gem5" else None
+    # Found once: only an experiment without committed runs of its own needs it.
+    calibration = (study_calibration(experiment.study) if backend == "gem5" and not measured
+                   else None)
+    hours, how = (estimated_hours(experiment, scale, calibration) if backend == "gem5"
                   else (campaign_host_hours(requests), "model"))
     lines = [f"{experiment.name}: {experiment.title}",
              f"  {len(requests)} runs at {scale} scale on {backend}, estimated "
              + (f"{hours:.1f} host hours (one run at a time; {how})" if hours == hours
                 else "host time unknown"),
              f"  repetitions differ in {experiment.repetition}"]
-    measured = measured_run_seconds(experiment) if backend == "gem5" else None
     if how == "study":
-        lines.append(f"  calibrated: no committed runs of its own; "
-                     f"{study_calibration(experiment.study).describe()}")
+        lines.append(f"  calibrated: no committed runs of its own; {calibration.describe()}")
     if measured:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
                      f"{measured[1] / 60:.1f} min of gem5 host time each (its CPU time where "

@@ -71,17 +71,6 @@ def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
         return ""
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """The CPU time (user + system) process ``pid`` has used so far, or None where
-    ``/proc`` does not say (not Linux)."""
-    try:
-        # The command name (field 2) may hold spaces: the fields after its ")" are fixed.
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
             timeout: float | None = None) -> dict:
     """Run gem5, stream its progress, and return the events it reported.
@@ -147,6 +136,11 @@ def execute(cmd: list[str], outdir: Path, progress: Progress | None = None,
 
 
 def _used(pid: int, started: float) -> float:
-    """Seconds of CPU time gem5 has used (of the wall clock where the system cannot say)."""
-    cpu = _cpu_seconds(pid)
-    return cpu if cpu is not None else time.monotonic() - started
+    """Seconds of CPU time (user + system) gem5 has used so far; of the wall clock where
+    ``/proc`` does not say (not Linux)."""
+    try:
+        # The command name (field 2) may hold spaces: the fields after its ")" are fixed.
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return time.monotonic() - started
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
