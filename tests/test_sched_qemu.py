@@ -130,6 +130,11 @@ idlepoll)
     # Polls of 5 ms: the sleeper's 2 ms sleeps end inside one, a second's idling outlasts it.
     echo 5000 > /proc/sys/kernel/sched_idle_poll_us; echo "write_rc=$?"
     /sleeper 100 > /dev/null; sleep 1; polls on_
+    # A CPU taken offline and back while polls are on (it must not poll on its way out).
+    echo 0 > /sys/devices/system/cpu/cpu3/online; echo "offline_rc=$?"
+    echo "offline_list=$(cat /sys/devices/system/cpu/online)"
+    echo 1 > /sys/devices/system/cpu/cpu3/online; echo "online_rc=$?"
+    echo "online_list=$(cat /sys/devices/system/cpu/online)"
     echo 0 > /proc/sys/kernel/sched_idle_poll_us
     # A poll that began before the switch ends, and is counted, within its 5 ms.
     sleep 1; polls stop_
@@ -253,7 +258,8 @@ def test_m5_switch_sysctl_is_off_by_default_and_bounded(kernel, initramfs):
 def test_idle_poll_counts_polls_only_while_switched_on(kernel, initramfs):
     """0030: off (0) at boot and nothing counted; bounded at 10000 us; the counts are read
     only; switched on, the sleeper's 2 ms sleeps end inside 5 ms polls (woken) and a second
-    of idling outlasts them (expired); switched off again, nothing more is counted."""
+    of idling outlasts them (expired); a CPU goes offline and back meanwhile; switched off
+    again, nothing more is counted."""
     v, _, console = boot(kernel, initramfs, "idlepoll")
     assert (v["off_us"], v["off_woken"], v["off_expired"]) == ("0", "0", "0"), console[-3000:]
     assert v["write_over_rc"] != "0" and v["write_count_rc"] != "0"
@@ -261,6 +267,8 @@ def test_idle_poll_counts_polls_only_while_switched_on(kernel, initramfs):
     # Each of the sleeper's 100 wake-ups ends a poll of its CPU (a few may come between
     # polls); the idle second's polls run out.
     assert int(v["on_woken"]) >= 50 and int(v["on_expired"]) > 0, v
+    assert (v["offline_rc"], v["offline_list"]) == ("0", "0-2"), v
+    assert (v["online_rc"], v["online_list"]) == ("0", "0-3"), v
     assert v["stop_us"] == "0"
     assert (v["stopped_woken"], v["stopped_expired"]) == (v["stop_woken"], v["stop_expired"])
 
