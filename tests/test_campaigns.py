@@ -309,6 +309,42 @@ def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
         pytest.approx(campaign_host_hours(lee.requests("smoke", "gem5"))), "model")
 
 
+def test_a_campaign_prices_each_run_as_its_figure_is_priced(tmp_path, monkeypatch):
+    """The estimate a campaign orders its runs by and says at its start: each run the model
+    times its figure's measured/modelled ratio (its own runs', else its study's, else 1),
+    so that a campaign of two studies does not start the one the model overprices."""
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import reproduce
+    from schedlab.campaigns.cost import campaign_host_hours, costliest_first, run_host_seconds
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    fig3, lee = get("demarchi-fig3"), get("lee-fig24")
+    # fig3's runs took 20 times what the model gives them.
+    per_run = campaign_host_hours(fig3.requests("smoke", "gem5")) * 3600 / len(
+        fig3.requests("smoke", "gem5"))
+    path = store.committed_path("demarchi", "demarchi-fig3", "smoke", "gem5")
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"run_id": [f"r{i}" for i in range(4)],
+                  "gem5_host_s": [20 * per_run] * 4}).to_csv(path, index=False)
+    estimate = reproduce.run_seconds_estimate(["demarchi-fig3", "demarchi-tail", "lee-fig24"],
+                                              "smoke", "gem5")
+    tail = get("demarchi-tail").requests("smoke", "gem5")[0]
+    ours, theirs = fig3.requests("smoke", "gem5")[0], lee.requests("smoke", "gem5")[0]
+    assert estimate(ours) == pytest.approx(20 * run_host_seconds(ours))
+    assert estimate(tail) == pytest.approx(20 * run_host_seconds(tail))      # its study's
+    assert estimate(theirs) == pytest.approx(run_host_seconds(theirs))       # the model's
+    assert reproduce.estimated_hours(fig3, "smoke")[0] * 3600 == pytest.approx(
+        sum(estimate(r) for r in fig3.requests("smoke", "gem5")))
+    # The model alone starts lee's run first (about 2400 s against 220), the calibrated
+    # estimate fig3's (20 times 220).
+    pair = [theirs, ours]
+    assert costliest_first(pair, lambda r: r) == [theirs, ours]
+    assert costliest_first(pair, lambda r: r, estimate) == [ours, theirs]
+    assert reproduce.run_seconds_estimate(["demarchi-fig3"], "smoke", "qemu") is (
+        run_host_seconds)
+
+
 def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypatch):
     """Runs whose work key is none of today's requests' (made under an earlier definition,
     here with a longer mixer) are left out of the measured median, and said so; with none

@@ -159,13 +159,16 @@ def run_host_seconds(request: RunRequest) -> float:
                             speed.get("regions", {})) / speed["ips"])
 
 
-def costliest_first(items: list[T], request_of: Callable[[T], RunRequest]) -> list[T]:
+def costliest_first(items: list[T], request_of: Callable[[T], RunRequest],
+                    host_seconds: Callable[[RunRequest], float] = run_host_seconds
+                    ) -> list[T]:
     """``items`` in the order that ends a campaign soonest on a few cores: the costliest
-    runs first (longest processing time first), so that no long run starts last while the
-    other cores go idle. Runs the model cannot price (a machine ``bench/`` has not
-    measured) go first, as possibly the longest; ties keep their order."""
+    runs first (longest processing time first, by ``host_seconds``), so that no long run
+    starts last while the other cores go idle. Runs the model cannot price (a machine
+    ``bench/`` has not measured) go first, as possibly the longest; ties keep their
+    order."""
     def key(item: T) -> float:
-        seconds = run_host_seconds(request_of(item))
+        seconds = host_seconds(request_of(item))
         return -math.inf if math.isnan(seconds) else -seconds
     return sorted(items, key=key)
 

@@ -152,9 +152,11 @@ class _Running:
 
 
 def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: str = "campaign",
-                 say: Callable[[str], None] = print, console: Console | None = None
+                 say: Callable[[str], None] = print, console: Console | None = None,
+                 host_seconds: Callable[[RunRequest], float] = run_host_seconds
                  ) -> CampaignReport:
-    """Run every request whose results are not there yet, ``jobs`` at a time."""
+    """Run every request whose results are not there yet, ``jobs`` at a time, the costliest
+    by ``host_seconds`` first (the estimate the start line gives too)."""
     if not requests:
         raise UserError(f"{name}: no runs to do")
     jobs = jobs or default_jobs(requests)
@@ -180,8 +182,8 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                                               "reused" if state == "done" else state))
         else:
             pending.append((request, prepared.run_id))
-    todo = deque(costliest_first(pending, lambda item: item[0]))
-    estimate = sum(run_host_seconds(r) for r, _ in todo)
+    todo = deque(costliest_first(pending, lambda item: item[0], host_seconds))
+    estimate = sum(host_seconds(r) for r, _ in todo)
     say(f"{name}: {len(requests)} runs, {len(report.outcomes)} already done, {len(todo)} to run "
         f"with {jobs} at a time (estimated {estimate / 3600:.1f} host hours of runs)")
     if not todo:

@@ -38,11 +38,11 @@ from schedlab.analysis.store import (DATA, committed_path, load_committed, save_
                                      update_store)
 from schedlab.analysis.tables import table
 from schedlab.campaigns import carried, demo
-from schedlab.campaigns.cost import campaign_host_hours, unmeasured
+from schedlab.campaigns.cost import campaign_host_hours, run_host_seconds, unmeasured
 from schedlab.campaigns.experiment import Experiment, get, registry
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
-from schedlab.runs import request_to_data, work_key
+from schedlab.runs import RunRequest, request_to_data, work_key
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
@@ -244,11 +244,49 @@ def estimated_hours(experiment: Experiment, scale: str,
         if isinstance(calibration, StudyCalibration):
             return model * calibration.ratio, "study"
         return model, "model"
-    smoke_hours = len(experiment.requests("smoke", "gem5")) * measured[1] / 3600.0
     if scale == "smoke":
-        return smoke_hours, "measured"
-    smoke_model = campaign_host_hours(experiment.requests("smoke", "gem5"))
-    return (model * smoke_hours / smoke_model if smoke_model else math.nan), "calibrated"
+        return len(requests) * measured[1] / 3600.0, "measured"
+    return model * model_ratio(experiment), "calibrated"
+
+
+def model_ratio(experiment: Experiment,
+                calibration: StudyCalibration | None | object = _UNSET) -> float:
+    """What the experiment's gem5 runs take against the bench/ model's estimate: the ratio
+    of its own committed smoke runs, else its study's (:class:`StudyCalibration`), else 1."""
+    measured = measured_run_seconds(experiment)
+    if measured is not None:
+        smoke = experiment.requests("smoke", "gem5")
+        model = campaign_host_hours(smoke)
+        if model and not math.isnan(model):
+            return len(smoke) * measured[1] / 3600.0 / model
+    if calibration is _UNSET:
+        calibration = study_calibration(experiment.study)
+    return calibration.ratio if isinstance(calibration, StudyCalibration) else 1.0
+
+
+def run_seconds_estimate(names: list[str], scale: str, backend: str
+                         ) -> Callable[[RunRequest], float]:
+    """Host seconds of each run of the figures, as their --dry-run prices them: the bench/
+    model times its figure's :func:`model_ratio` (a run several figures share takes the
+    first's). The campaign starts its costliest runs first by this and says the total; the
+    studies' ratios differ by a factor of ten, so the plain model would misorder a campaign
+    of several studies."""
+    if backend != "gem5":
+        return run_host_seconds
+    ratios: dict[str, float] = {}
+    calibrations: dict[str, StudyCalibration | None] = {}
+    for name in names:
+        experiment = runnable(name, backend)
+        if measured_run_seconds(experiment) is None and experiment.study not in calibrations:
+            calibrations[experiment.study] = study_calibration(experiment.study)
+        ratio = model_ratio(experiment, calibrations.get(experiment.study))
+        for r in experiment.requests(scale, backend):
+            ratios.setdefault(_request_key(r), ratio)
+    return lambda r: run_host_seconds(r) * ratios.get(_request_key(r), 1.0)
+
+
+def _request_key(request: RunRequest) -> str:
+    return json.dumps(request_to_data(request), sort_keys=True)
 
 
 def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
@@ -318,7 +356,7 @@ def shared_requests(names: list[str], scale: str, backend: str) -> list:
     union = {}
     for name in names:
         for r in runnable(name, backend).requests(scale, backend):
-            union.setdefault(json.dumps(request_to_data(r), sort_keys=True), r)
+            union.setdefault(_request_key(r), r)
     return list(union.values())
 
 
@@ -332,9 +370,8 @@ def uncarried_requests(names: list[str], scale: str, backend: str, say: Say) -> 
         found, _ = carried_runs(experiment, scale, backend, dirs, say)
         for r, d in zip(requests, dirs):
             if d.name not in found.run_ids:
-                needed.setdefault(json.dumps(request_to_data(r), sort_keys=True), r)
-    return [r for r in shared_requests(names, scale, backend)
-            if json.dumps(request_to_data(r), sort_keys=True) in needed]
+                needed.setdefault(_request_key(r), r)
+    return [r for r in shared_requests(names, scale, backend) if _request_key(r) in needed]
 
 
 def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5",
@@ -349,7 +386,8 @@ def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5"
     if len(names) > 1 and source == "auto" and can_run(backend):
         todo = uncarried_requests(names, scale, backend, say)
         if todo:
-            run_requests(todo, campaign_name(names, scale), jobs, executor, say, slurm or {})
+            run_requests(todo, campaign_name(names, scale), jobs, executor, say, slurm or {},
+                         run_seconds_estimate(names, scale, backend))
     if source != "partial":
         return [reproduce(n, scale, backend, jobs, executor, say, source, slurm)
                 for n in names]
@@ -423,7 +461,8 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         todo = [r for r, d in zip(requests, dirs) if d.name not in found.run_ids]
         fresh = {}
         if todo:
-            report = run_requests(todo, f"{name}-{scale}", jobs, executor, say, slurm or {})
+            report = run_requests(todo, f"{name}-{scale}", jobs, executor, say, slurm or {},
+                                  run_seconds_estimate([name], scale, backend))
             fresh = collect(experiment, report.run_dirs())
         tables = found.merged(fresh)
         for part, path in where.items():
@@ -469,11 +508,13 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
 
 
-def run_requests(requests, name, jobs, executor, say, slurm_options):
-    """Run a campaign's requests on this host or as a SLURM job array; both executors'
-    outcomes as one CampaignReport. An interruption (after the executor's summary) and
-    failed runs end here, the failures with the first one's error and log."""
-    report = _execute(requests, name, jobs, executor, say, slurm_options)
+def run_requests(requests, name, jobs, executor, say, slurm_options,
+                 host_seconds=run_host_seconds):
+    """Run a campaign's requests on this host or as a SLURM job array (the costliest by
+    ``host_seconds`` first); both executors' outcomes as one CampaignReport. An
+    interruption (after the executor's summary) and failed runs end here, the failures
+    with the first one's error and log."""
+    report = _execute(requests, name, jobs, executor, say, slurm_options, host_seconds)
     if report.interrupted and not report.failed:
         raise KeyboardInterrupt       # the summary said "rerun to resume"
     if report.failed:
@@ -485,17 +526,18 @@ def run_requests(requests, name, jobs, executor, say, slurm_options):
     return report
 
 
-def _execute(requests, name, jobs, executor, say, slurm_options):
+def _execute(requests, name, jobs, executor, say, slurm_options, host_seconds):
     """Run the campaign; both executors' outcomes as one CampaignReport."""
     from schedlab.campaigns.local import (CampaignReport, RunOutcome, finished_state,
                                           run_campaign)
     if executor == "local":
-        return run_campaign(requests, jobs=jobs, name=name, say=say)
+        return run_campaign(requests, jobs=jobs, name=name, say=say,
+                            host_seconds=host_seconds)
     if executor != "slurm":
         raise UserError(f"unknown executor {executor!r}; choose local or slurm")
     from schedlab.campaigns import slurm
     submitted = slurm.submit(requests, name=name, parallelism=jobs or 8, progress=say,
-                             **slurm_options)
+                             host_seconds=host_seconds, **slurm_options)
     report = CampaignReport(interrupted=not submitted.finished)
     for r in submitted.runs:
         state = finished_state(r.dir) or ("failed" if r.state == "failed" else r.state)

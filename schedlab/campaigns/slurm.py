@@ -43,7 +43,7 @@ from .. import paths, runs
 from ..errors import UserError
 from ..runs import PreparedRun, RunRequest
 from ..store import run_lock
-from .cost import costliest_first
+from .cost import costliest_first, run_host_seconds
 from .local import run_memory_gib
 
 Progress = Callable[[str], None]
@@ -213,7 +213,8 @@ class SlurmReport:
 def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
            partition: str | None = None, time_limit_min: int = 360, cpus_per_task: int = 1,
            mem_gb: int | None = None, log_dir: Path | None = None, progress: Progress = print,
-           wait: bool = True) -> SlurmReport:
+           wait: bool = True,
+           host_seconds: Callable[[RunRequest], float] = run_host_seconds) -> SlurmReport:
     """Run the requests' missing runs as one SLURM job array; return what became of each.
 
     Every request is prepared here (to know its run id); runs whose
@@ -257,7 +258,7 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
         else:
             todo.append(run)
             report_runs.append(SlurmRun(run_id, run.request, final, "pending"))
-    todo = costliest_first(todo, lambda run: run.request)
+    todo = costliest_first(todo, lambda run: run.request, host_seconds)
     log_dir = Path(log_dir or results / ".slurm" / name).resolve()
     job_name = f"schedlab-{name}"
     progress(f"slurm: campaign {name}: {len(prepared)} runs, {len(prepared) - len(todo)} "
