@@ -411,10 +411,12 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
                 click.echo(line)
         if len(figures) > 1:
             shared = R.shared_requests(figures, scale, backend)
-            hours = R.campaign_host_hours(shared) if backend == "gem5" else math.nan
+            estimate = R.run_seconds_estimate(figures, scale, backend)
+            hours = (sum(estimate(r) for r in shared) / 3600.0 if backend == "gem5"
+                     else math.nan)
             click.echo(f"together: {len(shared)} distinct runs"
-                       + (f", estimated {hours:.1f} host hours by the model (one run at a "
-                          f"time)" if hours == hours else ""))
+                       + (f", estimated {hours:.1f} host hours (one run at a time; each "
+                          f"priced as its figure above)" if hours == hours else ""))
         return
     if partial and from_committed:
         raise UserError("--partial and --from-committed exclude each other: --partial draws "

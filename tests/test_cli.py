@@ -221,3 +221,16 @@ def test_user_program_plain_output_is_shown_and_kept(results_dir, tmp_path):
     out = proc.stdout.splitlines()
     start = out.index(f"output of {job['job']} rep 1:")
     assert out[start + 1:start + 1 + len(plain)] == [f"  {line}" for line in plain]
+
+
+def test_dry_run_of_several_figures_prices_them_together_as_each_alone():
+    """The campaign's total is the figures' own estimates added (they share no runs here),
+    not the uncalibrated model's."""
+    proc = run_cli("reproduce", "lee-fig24", "lee-fig25", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    each = [float(h) for h in re.findall(r"^  \d+ runs at smoke scale on gem5, estimated "
+                                         r"([\d.]+) host hours", proc.stdout, re.M)]
+    together = re.search(r"^together: 24 distinct runs, estimated ([\d.]+) host hours",
+                         proc.stdout, re.M)
+    assert len(each) == 2 and together, proc.stdout
+    assert abs(float(together.group(1)) - sum(each)) <= 0.11
