@@ -1,0 +1,61 @@
+"""Study 4's committed gem5 results (data/brecht/) hold what its figures claim: every run of
+the definition, ok, with provenance, every job and placement traced, and repetitions that
+are distinct simulations."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.analysis.store import load_committed
+from schedlab.campaigns.brecht import REPS
+from schedlab.campaigns.experiment import registry
+from schedlab.campaigns.reproduce import table_paths
+
+COMMITTED = [name for name, e in registry().items() if e.study == "brecht"
+             if all(p.is_file() for p in table_paths(e, "smoke", "gem5").values())]
+pytestmark = pytest.mark.skipif(not COMMITTED, reason="no committed study-4 gem5 tables yet")
+
+
+def _tables(name) -> dict:
+    return {part: load_committed(path)
+            for part, path in table_paths(registry()[name], "smoke", "gem5").items()}
+
+
+def _coordinates(name) -> list[str]:
+    return sorted({k for r in registry()[name].requests("smoke", "gem5") for k in r.label})
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_runs_are_the_definitions_with_provenance(name):
+    main = _tables(name)[""]
+    assert main["ok"].all()
+    for col in ("gem5_version", "gem5_hash", "kernel", "image", "run_id", "gem5_host_s"):
+        assert main[col].notna().all(), col
+    assert main["gem5_version"].str.startswith("24.0").all()
+    assert main["run_id"].is_unique and (main["cpu"] == "timing").all()
+    keys = _coordinates(name)
+    wanted = sorted(tuple(str(r.label[k]) for k in keys)
+                    for r in registry()[name].requests("smoke", "gem5"))
+    have = sorted(tuple(str(row[k]) for k in keys) for row in main.to_dict("records"))
+    assert have == wanted
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_every_job_and_placement_was_traced(name):
+    """Each run's jobs are its streams' applications, all exited; its tracepoints lost no
+    event and no thread was refused a processor."""
+    t = _tables(name)
+    main, jobs = t[""], t["jobs"]
+    assert (main["trace_lost_events"] == 0).all() and (main["placed_fail"] == 0).all()
+    assert (main["exit"] == 0).all()
+    per_run = jobs.groupby("run_id").size()
+    assert per_run.to_dict() == main.set_index("run_id")["jobs"].to_dict()
+    assert set(t["placements"]["run_id"]) == set(main["run_id"])
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_repetitions_are_distinct_simulations(name):
+    main = _tables(name)[""]
+    coords = [k for k in _coordinates(name) if k != "rep"]
+    for _, reps in main.groupby(coords):
+        assert len(reps) == REPS["smoke"] == reps["gem5_cycles"].nunique(), reps
