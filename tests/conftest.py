@@ -68,3 +68,20 @@ def qemu_topology_problems(run_dir: Path) -> list[str]:
     facts = json.loads((run_dir / "results.json").read_text())["facts"]
     facts = {k: v for k, v in facts.items() if not k.endswith(".mem_kb")}
     return topology_problems(plan_from_dict(machine), machine, facts)
+
+
+def committed_gem5_runs_check(name: str, main) -> None:
+    """The committed gem5 runs table of experiment ``name`` (one row per run) is ok, carries
+    its provenance and holds exactly one row per smoke request of today's definition,
+    matched by label (run ids change with the code; labels do not)."""
+    from schedlab.campaigns.experiment import registry
+    requests = registry()[name].requests("smoke", "gem5")
+    assert main["ok"].all()
+    for col in ("gem5_version", "gem5_hash", "kernel", "image", "run_id", "gem5_host_s"):
+        assert main[col].notna().all(), col
+    assert main["gem5_version"].str.startswith("24.0").all()
+    assert main["run_id"].is_unique
+    keys = sorted({k for r in requests for k in r.label})
+    wanted = sorted(tuple(str(r.label[k]) for k in keys) for r in requests)
+    have = sorted(tuple(str(row[k]) for k in keys) for row in main.to_dict("records"))
+    assert have == wanted

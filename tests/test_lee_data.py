@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import committed_gem5_runs_check
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns.lee import REPS
 from schedlab.campaigns.experiment import registry
@@ -27,18 +28,7 @@ def _coordinates(name) -> list[str]:
 
 @pytest.mark.parametrize("name", COMMITTED)
 def test_runs_are_the_definitions_with_provenance(name):
-    main = _main(name)
-    assert main["ok"].all()
-    for col in ("gem5_version", "gem5_hash", "kernel", "image", "run_id", "gem5_host_s"):
-        assert main[col].notna().all(), col
-    assert main["gem5_version"].str.startswith("24.0").all()
-    assert main["run_id"].is_unique
-    # One row per request of today's definition, matched by its label.
-    keys = _coordinates(name)
-    wanted = sorted(tuple(str(r.label[k]) for k in keys)
-                    for r in registry()[name].requests("smoke", "gem5"))
-    have = sorted(tuple(str(row[k]) for k in keys) for row in main.to_dict("records"))
-    assert have == wanted
+    committed_gem5_runs_check(name, _main(name))
 
 
 @pytest.mark.parametrize("name", COMMITTED)
