@@ -216,11 +216,23 @@ def study_calibration(study: str) -> StudyCalibration | None:
         if not len(runs) or frozenset(runs["run_id"]) in seen:
             continue
         seen.add(frozenset(runs["run_id"]))
-        model = campaign_host_hours(e.requests("smoke", "gem5"))
-        measured = measured_run_seconds(e)
-        if model and not math.isnan(model) and measured:
-            ratios[name] = len(e.requests("smoke", "gem5")) * measured[1] / 3600.0 / model
+        ratio = own_ratio(e)
+        if ratio is not None:
+            ratios[name] = ratio
     return StudyCalibration(ratios) if ratios else None
+
+
+def own_ratio(experiment: Experiment) -> float | None:
+    """What the experiment's committed smoke runs took against the bench/ model's estimate
+    of them (measured / modelled host time), or None without such runs or a model."""
+    measured = measured_run_seconds(experiment)
+    if measured is None:
+        return None
+    smoke = experiment.requests("smoke", "gem5")
+    model = campaign_host_hours(smoke)
+    if not model or math.isnan(model):
+        return None
+    return len(smoke) * measured[1] / 3600.0 / model
 
 
 _UNSET = object()
@@ -246,28 +258,15 @@ def estimated_hours(experiment: Experiment, scale: str,
         return model, "model"
     if scale == "smoke":
         return len(requests) * measured[1] / 3600.0, "measured"
-    return model * model_ratio(experiment), "calibrated"
-
-
-def model_ratio(experiment: Experiment,
-                calibration: StudyCalibration | None | object = _UNSET) -> float:
-    """What the experiment's gem5 runs take against the bench/ model's estimate: the ratio
-    of its own committed smoke runs, else its study's (:class:`StudyCalibration`), else 1."""
-    measured = measured_run_seconds(experiment)
-    if measured is not None:
-        smoke = experiment.requests("smoke", "gem5")
-        model = campaign_host_hours(smoke)
-        if model and not math.isnan(model):
-            return len(smoke) * measured[1] / 3600.0 / model
-    if calibration is _UNSET:
-        calibration = study_calibration(experiment.study)
-    return calibration.ratio if isinstance(calibration, StudyCalibration) else 1.0
+    ratio = own_ratio(experiment)
+    return (model * ratio if ratio is not None else math.nan), "calibrated"
 
 
 def run_seconds_estimate(names: list[str], scale: str, backend: str
                          ) -> Callable[[RunRequest], float]:
     """Host seconds of each run of the figures, as their --dry-run prices them: the bench/
-    model times its figure's :func:`model_ratio` (a run several figures share takes the
+    model times its figure's :func:`own_ratio`, else its study's
+    :class:`StudyCalibration` ratio, else 1 (a run several figures share takes the
     first's). The campaign starts its costliest runs first by this and says the total; the
     studies' ratios differ by a factor of ten, so the plain model would misorder a campaign
     of several studies."""
@@ -277,9 +276,12 @@ def run_seconds_estimate(names: list[str], scale: str, backend: str
     calibrations: dict[str, StudyCalibration | None] = {}
     for name in names:
         experiment = runnable(name, backend)
-        if measured_run_seconds(experiment) is None and experiment.study not in calibrations:
-            calibrations[experiment.study] = study_calibration(experiment.study)
-        ratio = model_ratio(experiment, calibrations.get(experiment.study))
+        ratio = own_ratio(experiment)
+        if ratio is None:
+            if experiment.study not in calibrations:
+                calibrations[experiment.study] = study_calibration(experiment.study)
+            calibration = calibrations[experiment.study]
+            ratio = calibration.ratio if calibration else 1.0
         for r in experiment.requests(scale, backend):
             ratios.setdefault(_request_key(r), ratio)
     return lambda r: run_host_seconds(r) * ratios.get(_request_key(r), 1.0)
