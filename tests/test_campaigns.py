@@ -345,6 +345,42 @@ def test_a_campaign_prices_each_run_as_its_figure_is_priced(tmp_path, monkeypatc
         run_host_seconds)
 
 
+def test_a_campaign_starts_the_run_its_label_measured_longest(tmp_path, monkeypatch):
+    """Runs the model prices alike are ordered by what the committed run with their label
+    took (labels survive code changes; run ids do not): machine A's task-affinity run, which
+    the model prices below machine B's, took three times the others, so it starts first;
+    a label without a committed run takes its figure's ratio."""
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import reproduce
+    from schedlab.campaigns.cost import costliest_first, run_host_seconds
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    fig3 = get("demarchi-fig3")
+    requests = fig3.requests("smoke", "gem5")
+    measured = [r for r in requests if r.label["rep"] == 0]        # rep 1 never ran
+    slow = {"system": "A", "policy": "task-affinity"}
+    took = [run_host_seconds(r) * (6 if all(r.label[k] == v for k, v in slow.items()) else 2)
+            for r in measured]
+    path = store.committed_path("demarchi", "demarchi-fig3", "smoke", "gem5")
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"run_id": [f"r{i}" for i in range(len(measured))],
+                  **{k: [r.label[k] for r in measured] for k in ("system", "cores", "policy",
+                                                                  "rep")},
+                  "gem5_host_s": took}).to_csv(path, index=False)
+    estimate = reproduce.run_seconds_estimate(["demarchi-fig3"], "smoke", "gem5")
+    for r, seconds in zip(measured, took):
+        assert estimate(r) == pytest.approx(seconds)
+    ratio = reproduce.own_ratio(fig3)
+    unmeasured = [r for r in requests if r.label["rep"] == 1]
+    for r in unmeasured:
+        assert estimate(r) == pytest.approx(ratio * run_host_seconds(r))
+    def first(order):
+        return order[0].label["system"], order[0].label["policy"]
+    assert first(costliest_first(measured, lambda r: r, estimate)) == ("A", "task-affinity")
+    assert first(costliest_first(measured, lambda r: r))[0] == "B"        # the model's
+
+
 def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypatch):
     """Runs whose work key is none of today's requests' (made under an earlier definition,
     here with a longer mixer) are left out of the measured median, and said so; with none

@@ -235,6 +235,37 @@ def own_ratio(experiment: Experiment) -> float | None:
     return len(smoke) * measured[1] / 3600.0 / model
 
 
+def own_run_ratios(experiment: Experiment) -> dict[str, float]:
+    """Per label of today's smoke requests: what the experiment's committed smoke run with
+    that label took against the bench/ model's estimate of it (measured / modelled host
+    time). The model prices an experiment's runs alike where their costs differ: study 2's
+    4-core vanilla runs on machine B took two to five times its other runs. Labels do not
+    change with the code (run ids do), so a run keeps its measurement across revisions."""
+    runs, _ = _committed_runs(experiment)
+    smoke = experiment.requests("smoke", "gem5")
+    keys = sorted({k for r in smoke for k in r.label} & set(runs.columns))
+    if not keys:
+        return {}
+    seconds = runs["gem5_host_s"]
+    if "gem5_cpu_s" in runs:
+        seconds = runs["gem5_cpu_s"].fillna(seconds)
+    measured: dict[str, list[float]] = {}
+    for row, s in zip(runs[keys].to_dict("records"), seconds):
+        measured.setdefault(_label_key(row), []).append(float(s))
+    ratios = {}
+    for r in smoke:
+        found = measured.get(_label_key({k: r.label.get(k) for k in keys}))
+        model = run_host_seconds(r)
+        if found and model > 0:         # NaN: a machine bench/ has not measured
+            ratios[_label_key(r.label)] = float(pd.Series(found).median()) / model
+    return ratios
+
+
+def _label_key(label: dict) -> str:
+    # Committed tables come back from CSV: compare as text (4 and "4" alike).
+    return json.dumps({k: str(v) for k, v in label.items()}, sort_keys=True)
+
+
 _UNSET = object()
 
 
@@ -264,12 +295,13 @@ def estimated_hours(experiment: Experiment, scale: str,
 
 def run_seconds_estimate(names: list[str], scale: str, backend: str
                          ) -> Callable[[RunRequest], float]:
-    """Host seconds of each run of the figures, as their --dry-run prices them: the bench/
-    model times its figure's :func:`own_ratio`, else its study's
-    :class:`StudyCalibration` ratio, else 1 (a run several figures share takes the
-    first's). The campaign starts its costliest runs first by this and says the total; the
-    studies' ratios differ by a factor of ten, so the plain model would misorder a campaign
-    of several studies."""
+    """Host seconds of each run of the figures: the bench/ model times the ratio of the
+    figure's committed run with its label (:func:`own_run_ratios`), else of all its
+    committed runs (:func:`own_ratio`, as its --dry-run prices it), else of its study's
+    (:class:`StudyCalibration`), else 1; a run several figures share takes the first's.
+    The campaign starts its costliest runs first by this and says the total: the studies'
+    ratios differ by a factor of ten, and runs of one figure by up to five, so the plain
+    model would misorder a campaign."""
     if backend != "gem5":
         return run_host_seconds
     ratios: dict[str, float] = {}
@@ -282,8 +314,11 @@ def run_seconds_estimate(names: list[str], scale: str, backend: str
                 calibrations[experiment.study] = study_calibration(experiment.study)
             calibration = calibrations[experiment.study]
             ratio = calibration.ratio if calibration else 1.0
+            per_run = {}
+        else:
+            per_run = own_run_ratios(experiment)
         for r in experiment.requests(scale, backend):
-            ratios.setdefault(_request_key(r), ratio)
+            ratios.setdefault(_request_key(r), per_run.get(_label_key(r.label), ratio))
     return lambda r: run_host_seconds(r) * ratios.get(_request_key(r), 1.0)
 
 
