@@ -309,9 +309,12 @@ def _lines_over_pool_sizes(jobs: pd.DataFrame, line: str, line_label: str, ctx, 
                         marker="o", color=LINE_COLOURS[k % len(LINE_COLOURS)],
                         label=f"{line_label} {value:g} (n={n})")
         ax.set_title("all applications" if app == ALL else app.upper(), fontsize=8)
+        # Pool sizes 1, 2, 3, 4, 6, 12: on a linear axis 1 to 4 crowd together.
+        ax.set_xscale("log", base=2)
+        ax.minorticks_off()
         sizes = sorted(stats["pool_size"].dropna().unique())
         ax.set_xticks(sizes, [f"{int(p)}" for p in sizes], fontsize=7)
-        ax.set_xlabel("pool size (processors per pool)", fontsize=8)
+        ax.set_xlabel("pool size (processors per pool, log scale)", fontsize=8)
         ax.set_ylabel("mean response time (s)", fontsize=8)
     # One legend for all panels (the lines are the same in each; n from the panel of all
     # applications), in a spare panel, else above them: inside a panel it hid points.
