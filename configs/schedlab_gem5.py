@@ -244,6 +244,7 @@ class RunEvents:
         # The slice adapts to the host rate so that a progress line appears about every
         # --progress-seconds; 1 ms simulated to start with.
         self.slice_ticks = int(1e9)
+        self.slice_end: int | None = None      # the tick the current slice runs to
         self.limit_tick = (self.start_tick + int(args.max_seconds * 1e12)
                            if args.max_seconds > 0 else None)
         self.region_start_tick: int | None = None   # inside a region of interest
@@ -274,25 +275,24 @@ class RunEvents:
     def simulate(self) -> int:
         """Simulate until a handler returns the exit status."""
         handlers = self.handlers()
-        slice_end = None
         while True:
-            if slice_end is None:
+            if self.slice_end is None:
                 # A slice runs to its end tick across the exits inside it: with task
                 # attribution the guest exits at every context switch, more often than a
                 # slice lasts, and a slice restarted at each exit would never end (no
                 # progress line, no host-time limit).
-                slice_end = m5.curTick() + self.slice_ticks
+                self.slice_end = m5.curTick() + self.slice_ticks
                 if self.limit_tick is not None:
-                    slice_end = min(slice_end, self.limit_tick)
+                    self.slice_end = min(self.slice_end, self.limit_tick)
                 self.slice_started = time.time()
-            ev = m5.simulate(max(1, slice_end - m5.curTick()))
+            ev = m5.simulate(max(1, self.slice_end - m5.curTick()))
             self.now, self.tick = time.time(), m5.curTick()
             try:
                 event = ExitEvent.translate_exit_status(ev.getCause())
             except NotImplementedError:
                 event = None
             if event == ExitEvent.MAX_TICK:
-                slice_end = None
+                self.slice_end = None
             status = handlers.get(event, self.on_unexpected)(ev)
             if status is not None:
                 return status
@@ -307,8 +307,10 @@ class RunEvents:
         """A slice ended: adapt the next one, report progress, stop at a limit or when the
         guest console shows a kernel panic (an X86 Linux guest that panics just spins)."""
         spent = max(1e-3, self.now - self.slice_started)
+        # At most four times longer than the last: a slice lasting a fraction of
+        # --progress-seconds says little about the next one's speed.
         self.slice_ticks = max(int(1e6), min(int(self.slice_ticks * self.args.progress_seconds
-                                                 / spent), int(1e12)))
+                                                 / spent), 4 * self.slice_ticks, int(1e12)))
         if self.now - self.last_host >= self.args.progress_seconds * 0.8:
             panic = console_panicked(self.outdir)
             if panic:
@@ -389,6 +391,7 @@ class RunEvents:
         if switched:
             emit("event", event="switched", tick=m5.curTick(), cpu=self.cpu,
                  **self._insts_host(3, False))
+            self._restart_slice()
         # After a switch the region starts now, even if the guest reset the statistics
         # itself (on the Atomic cores) just before.
         if switched or self.args.workitem_stats:
@@ -424,9 +427,18 @@ class RunEvents:
             # (switched-out cores do not tick); the guest's dumpstats records them.
             emit("event", event="switched", tick=m5.curTick(),
                  cpu=processor.fast_forward_model(), **self._insts_host(3, False))
+            self._restart_slice()
             if self.attribution is not None:  # counters now come from other cores
                 self._rebase_attribution()
         return None
+
+    def _restart_slice(self) -> None:
+        """The cores changed between fast-forward and detailed ones, whose host speeds
+        differ some hundredfold: a slice sized on the Atomic cores ran tens of minutes on
+        O3 ones without a progress line. Start a short slice (0.1 ms simulated) and let it
+        adapt. Not at a sampled region's switches: they come more often than a slice lasts
+        (see :meth:`simulate`)."""
+        self.slice_ticks, self.slice_end = int(1e8), None
 
     def on_exit(self, ev) -> int | None:
         """The runner's ``m5 exit``: the end of a run (status 0); a boot must end at its

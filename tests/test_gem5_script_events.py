@@ -90,7 +90,10 @@ class _FakeCache:
 def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
            fast_forward: bool, attribute: bool, max_host_seconds: float = 0.0,
            sampling: str | None = None, bypass_caches: bool = False,
-           exit_stats: bool = True) -> dict:
+           exit_stats: bool = True, progress_seconds: float = 0.0,
+           host_steps: list[float] | None = None) -> dict:
+    """``host_steps``: the host seconds each m5.simulate call takes, on a stand-in clock
+    (else the host's own)."""
     sys.path[:0] = [str(REPO), str(REPO / "tests")]
     import test_gem5_configs_dry as dry
 
@@ -136,10 +139,17 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
                 else:
                     c._ccObject = _FakeCache(clock, None)
 
+    host = {"now": 1000.0}
+    if host_steps is not None:
+        import time
+        time.time = lambda: host["now"]
+
     def simulate(ticks):
         assert ticks > 0
         if not asked:   # as gem5's first m5.simulate does
             atexit.register(m5.stats.dump)
+        if host_steps is not None:
+            host["now"] += host_steps[min(len(asked), len(host_steps) - 1)]
         clock["steps"] += 1
         asked.append(ticks)
         cause, code = pending.pop(0)
@@ -167,7 +177,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
     cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
                   kernel=Path("/vmlinux"), kernel_args=["console=ttyS0"], cpu=cpu,
                   checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
-                  progress_seconds=0, max_host_seconds=max_host_seconds,
+                  progress_seconds=progress_seconds, max_host_seconds=max_host_seconds,
                   attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
                   bypass_caches=bypass_caches, exit_stats=exit_stats)
     script = Path(cmd[3])
@@ -215,11 +225,12 @@ if __name__ != "__main__":
                "script's exit handlers without a gem5 binary")
 
     def drive(tmp_path, mode, cpu, scenario, *, ff=False, attribute=False, max_host=0.0,
-              sampling=None, bypass=False, exit_stats=True):
+              sampling=None, bypass=False, exit_stats=True, progress=0.0, host_steps=None):
         tmp_path.mkdir(parents=True, exist_ok=True)
         spec = {"mode": mode, "cpu": cpu, "scenario": scenario, "ff": ff,
                 "attribute": attribute, "max_host": max_host, "sampling": sampling,
-                "bypass": bypass, "exit_stats": exit_stats}
+                "bypass": bypass, "exit_stats": exit_stats, "progress": progress,
+                "host_steps": host_steps}
         out = subprocess.run([sys.executable, __file__, GEM5_SRC, str(tmp_path),
                               json.dumps(spec)], capture_output=True, text=True, cwd=REPO,
                              timeout=600)
@@ -515,6 +526,33 @@ if __name__ != "__main__":
         assert events(d)[-1] == {"event": "limit", "what": "max-host-seconds",
                                  "tick": 10 ** 9}
 
+    def test_slices_follow_the_cores_speed_for_progress_lines(tmp_path):
+        """Progress every 30 host seconds: a slice grows at most fourfold when the last was
+        quick (Atomic cores: 1 ms simulated in 0.1 s), and the switch to the detailed cores
+        (some hundred times slower) starts a slice of 0.1 ms instead of one sized on the
+        Atomic cores, which ran the O3 region of study 2 for 40 minutes without a line."""
+        exits = [["slice", 0]] * 4 + [["m5_workbegin instruction encountered", 0]] + [
+            ["slice", 0]] * 3 + [["m5_workend instruction encountered", 0], ["slice", 0],
+                                 ["m5_exit instruction encountered", 0]]
+        d = drive(tmp_path, "run", "o3", [["checkpoint", 0]] + exits, ff=True,
+                  progress=30, host_steps=[0.1] * 6 + [10.0] * 3 + [0.1] * 3)
+        assert d["status"] == 0 and d["left"] == 0
+        ms = 10 ** 9
+        # On the Atomic cores (0.1 s a slice): 1 ms (the checkpoint's exit inside it), then
+        # 4, 16, 64 and 256 ms (the region begins inside that one), not 300 times longer.
+        assert d["asked"][2:6] == [4 * ms, 16 * ms, 64 * ms, 256 * ms]
+        # On O3 (10 s a slice): 0.1 ms, then three times longer each (10 s of 30).
+        assert d["asked"][6:9] == [ms // 10, 3 * ms // 10, 9 * ms // 10]
+        # Back on the Atomic cores after the region: 0.1 ms again, then four times that.
+        assert d["asked"][10:12] == [ms // 10, 4 * ms // 10]
+        # One progress line, 30 host seconds (three slices, 1.3 ms) into the region; a
+        # slice sized on the Atomic cores would have run the whole region without one.
+        begin = next(line[1]["tick"] for line in d["lines"]
+                     if line[1:] and line[1].get("event") == "workbegin")
+        assert [line[1]["tick"] for line in d["lines"] if line[0] == "schedlab-progress"] == [
+            begin + 13 * ms // 10]
+
+
     def test_kernel_panic_on_the_console_stops_the_run(tmp_path):
         (tmp_path / "board.pc.com_1.device").write_text(
             "[ 1.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n")
@@ -532,4 +570,6 @@ if __name__ == "__main__":
                             attribute=spec["attribute"], max_host_seconds=spec["max_host"],
                             sampling=spec.get("sampling"),
                             bypass_caches=spec.get("bypass", False),
-                            exit_stats=spec.get("exit_stats", True))))
+                            exit_stats=spec.get("exit_stats", True),
+                            progress_seconds=spec.get("progress", 0.0),
+                            host_steps=spec.get("host_steps"))))
