@@ -179,10 +179,14 @@ def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
     runs, _ = _committed_runs(experiment)
     if not len(runs):
         return None
-    seconds = runs["gem5_host_s"]
+    return len(runs), float(_run_seconds(runs).median())
+
+
+def _run_seconds(runs: pd.DataFrame) -> pd.Series:
+    """Each run's gem5 CPU time where its table records it, else its wall clock."""
     if "gem5_cpu_s" in runs:
-        seconds = runs["gem5_cpu_s"].fillna(seconds)
-    return len(runs), float(seconds.median())
+        return runs["gem5_cpu_s"].fillna(runs["gem5_host_s"])
+    return runs["gem5_host_s"]
 
 
 @dataclass(frozen=True)
@@ -246,9 +250,7 @@ def own_run_ratios(experiment: Experiment) -> dict[str, float]:
     keys = sorted({k for r in smoke for k in r.label} & set(runs.columns))
     if not keys:
         return {}
-    seconds = runs["gem5_host_s"]
-    if "gem5_cpu_s" in runs:
-        seconds = runs["gem5_cpu_s"].fillna(seconds)
+    seconds = _run_seconds(runs)
     measured: dict[str, list[float]] = {}
     for row, s in zip(runs[keys].to_dict("records"), seconds):
         measured.setdefault(_label_key(row), []).append(float(s))
