@@ -402,14 +402,17 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
 
 def tail_table(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     """Per policy and run length: mu, rho, the 99th percentile and the maximum of the
-    production time, over all of a run's samples and over its first half and its first
-    300 (what a short run would have seen of the same timeline)."""
+    production time, over all of a run's samples and over its first half and the first
+    samples of each shorter run length (what a shorter run would have seen of the same
+    timeline)."""
     lengths = frame.drop_duplicates("run_id").set_index("run_id")["samples"]
+    shorter = sorted(set(int(n) for n in lengths))
     out = []
     for (policy, run_id), g in samples.groupby(["policy", "run_id"]):
         n = int(lengths[run_id])
-        for part, cut in (("all", n), ("first half", n // 2), ("first 300", 300)):
-            if cut > n or (part != "all" and cut >= n):
+        cuts = [("all", n), ("first half", n // 2)] + [(f"first {m}", m) for m in shorter]
+        for part, cut in cuts:
+            if part != "all" and cut >= n:
                 continue
             s = g[(g["sample"] >= 1) & (g["sample"] < cut)]["production_ns"].dropna() / 1e3
             out.append({"policy": policy, "run samples": n, "part": part, "n": len(s),
@@ -421,6 +424,9 @@ def tail_table(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
 def _tail_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
                 dest: Path) -> list[Path]:
     lengths = frame.drop_duplicates("run_id").set_index("run_id")["samples"]
+    # The shortest runs dotted, the longest solid.
+    runs = sorted(set(int(n) for n in lengths))
+    styles = {n: "-" if n == runs[-1] else ":" if n == runs[0] else "--" for n in runs}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), squeeze=False)
     for ax, policy in zip(axes[0], POLICIES):
         for run_id, g in samples[samples["policy"] == policy].groupby("run_id"):
@@ -428,7 +434,7 @@ def _tail_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
             n = int(lengths[run_id])
             ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post",
                     label=f"run of {n} samples", color=COLOURS[policy],
-                    linestyle="-" if n > 300 else ":")
+                    linestyle=styles[n])
         ax.set_xscale("log")
         ax.set_xlabel("sample production time (µs, log scale)", fontsize=8)
         ax.set_ylabel("fraction of samples ≤ x", fontsize=8)
@@ -436,9 +442,10 @@ def _tail_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
         ax.legend(fontsize=7)
     csv = dest.with_suffix(".csv")
     tail_table(frame, samples).to_csv(csv, index=False)
-    return [finish(fig, ctx, dest, "Empirical CDFs of the production time of a run of 300 "
-                                   "samples (dotted, Table I's first repetition) and of one "
-                                   "of 3000 (solid) from the same start; the CSV beside the "
+    return [finish(fig, ctx, dest, "Empirical CDFs of the production time of runs of "
+                                   f"{', '.join(map(str, runs))} samples from the same start "
+                                   "(the longer, the more solid the line; the 1500-sample "
+                                   "runs are Table I's first repetition); the CSV beside the "
                                    "figure gives mu, rho, the 99th percentile and the "
-                                   "maximum over all of each run, its first half and its "
-                                   "first 300 samples."), csv]
+                                   "maximum over all of each run, its first half and the "
+                                   "first samples of each shorter run length."), csv]

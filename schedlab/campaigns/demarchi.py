@@ -16,12 +16,14 @@ from schedlab.runs import RunRequest, WorkloadRequest
 MACHINES = {("A", 4): "core-i7-920", ("A", 2): "core-i7-920-2core",
             ("B", 4): "xeon-e5440", ("B", 2): "xeon-e5440-2core"}
 POLICIES = ("vanilla", "task-affinity")
-# The mixer at a size detailed cores can afford (300 samples, about 27 M instructions) for
-# smoke; the paper's 150,000 samples for paper.
-SIZE = {"smoke": "sim", "paper": "paper"}
+# The mixer at a size detailed cores can afford for smoke: 1500 samples (about 135 M
+# instructions, 15 to 25 minutes of host time a run with CPUs idling as IDLE says). 300
+# samples gave a stable mean but not a stable tail (rho moved by up to 29 % on halving and
+# stood 17 % above a 3000-sample run's; demarchi-tail). The paper's 150,000 for paper.
+SIZE = {"smoke": "sim_long", "paper": "paper"}
 REPS = {"smoke": 2, "paper": 10}
 OFFSETS_MS = tuple(0.1 * i for i in range(10))
-REDUCTIONS = {"smoke": "300 samples per run (paper: 150,000) and 2 repetitions (paper: 10)"}
+REDUCTIONS = {"smoke": "1500 samples per run (paper: 150,000) and 2 repetitions (paper: 10)"}
 REPETITION = "the mixer's start offset against the 1 ms timer tick (0, 0.1, ... 0.9 ms)"
 # The background activity of a Linux system the mixer runs beside, the same under every
 # policy: workloads/sysnoise (a 4 ms timer task, a 10 ms daemon, a 10 % nice-10 batch load,
@@ -42,15 +44,18 @@ NOTES = ("Beside the mixer runs a fixed model of a system's background activity 
 # tick late (mu 36 us, rho 303 us), and idle=poll none (mu 19 us, rho 52 us). With 0030
 # ("halt-poll": halt after polling for 100 us) none of 340 came late either, mu 18 us and
 # rho 38 us against polling's 18 and 40 us on the same kernel, at 58 % of its host time.
-# A real CPU leaves C1 in a microsecond or two.
+# A real CPU leaves C1 in a microsecond or two. The figures' runs use halt-poll (0030 as
+# revised in a2fbf89): as honest about wake-ups as polling, and the polling CPUs' O3 pause
+# loops, not the samples, had dominated the runs' host time (machine B, 4 cores, vanilla:
+# 2,700-3,100 s at 300 samples polling, 1,445 s at 1500 halt-polling).
 IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",),
                   "halt-poll": ("idle=halt", "sched_idle_poll_us=100")}
-IDLE = "poll"
+IDLE = "halt-poll"
 # Per-CPU trace buffer (KiB) by mixer size on gem5, where the default (1 MiB) is too small:
 # the 3000-sample runs of demarchi-tail filled it and lost 4068 and 6075 events
 # (data/demarchi/README.md). The paper's 150,000 samples would need about 200 MiB a CPU: their
 # migrations and maps would come from a trace that does not hold them all.
-TRACE_BUFFER_KB = {"smoke": 4096}
+TRACE_BUFFER_KB = {"sim_long": 4096, "smoke": 4096}
 
 
 def mixer_runs(machines: list[str], scale: str, backend: str,
@@ -83,28 +88,34 @@ def _four(scale, backend):
     return mixer_runs([m for (_, c), m in MACHINES.items() if c == 4], scale, backend)
 
 
+# The idle check's mixer: 300 samples at smoke, where polling idle CPUs cost an hour a run
+# on O3 cores; a wake-up's lateness does not depend on how many samples follow it.
+IDLE_CHECK_SIZE = {"smoke": "sim"}
+
+
 def _idle_check(scale, backend):
     """Machine A, 4 cores, vanilla, first repetition, under each idle mode."""
     return [r for mode in IDLE_BOOT_ARGS
-            for r in mixer_runs([MACHINES[("A", 4)]], scale, backend, mode)
+            for r in mixer_runs([MACHINES[("A", 4)]], scale, backend, mode,
+                                size=IDLE_CHECK_SIZE.get(scale))
             if r.label["rep"] == 0 and r.label["policy"] == "vanilla"]
 
 
 # Whether the smoke scale's tail is stable: Table I's halving check compares half of each
 # run's samples with all of them, and the background's timers (4 and 10 ms) fire only a
-# few times in a 300-sample run (about 6 ms simulated). Ten times the samples on the
-# cheapest machine (B, 2 cores), both policies, first repetition, beside the same
-# condition's 300-sample runs (Table I's).
+# few dozen times in a 1500-sample run (about 30 ms simulated). On the cheapest machine
+# (B, 2 cores), both policies, first repetition: Table I's 1500-sample runs beside runs of
+# a fifth of their samples and of twice them.
 # At paper scale a run already has 150,000 samples: the check is the halving of Table I's
 # runs of that condition.
-TAIL_SIZE = {"smoke": "smoke"}
+TAIL_SIZES = {"smoke": ("sim", None, "smoke")}
 
 
 def _tail(scale, backend):
     machine = [MACHINES[("B", 2)]]
-    if scale not in TAIL_SIZE:
+    if scale not in TAIL_SIZES:
         return mixer_runs(machine, scale, backend)
-    return [r for size in (None, TAIL_SIZE[scale])
+    return [r for size in TAIL_SIZES[scale]
             for r in mixer_runs(machine, scale, backend, size=size) if r.label["rep"] == 0]
 
 
@@ -131,8 +142,8 @@ EXPERIMENTS = (
                 "machine A", _all, "production_ns"),
     _experiment("demarchi-fig8", "figure", "Empirical CDF of the sample production time, "
                 "machine B", _all, "production_ns"),
-    _experiment("demarchi-tail", "figure", "Whether 300 samples give a stable tail: the "
-                "production time's ECDF, mu and rho with 3000 samples per run against 300, "
+    _experiment("demarchi-tail", "figure", "Whether 1500 samples give a stable tail: the "
+                "production time's ECDF, mu and rho with 300, 1500 and 3000 samples per run, "
                 "machine B, 2 cores", _tail, "production_ns", backends=("gem5",)),
     _experiment("demarchi-idle", "figure", "Wake-up honesty: the mixer's wake-ups onto idle "
                 "CPUs that came late (gem5's missed MWAIT wake-ups) and the production time, "
