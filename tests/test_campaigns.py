@@ -396,7 +396,7 @@ def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypa
     requests = e.requests("smoke", "gem5")
     today = work_key(requests[0])
     longer = work_key(dataclasses.replace(requests[0], jobs=tuple(
-        dataclasses.replace(j, size="sim_long") for j in requests[0].jobs)))
+        dataclasses.replace(j, size="smoke") for j in requests[0].jobs)))
     assert longer != today
     path = store.committed_path("demarchi", "demarchi-fig3", "smoke", "gem5")
     path.parent.mkdir(parents=True)

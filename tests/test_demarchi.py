@@ -3,6 +3,8 @@ schedlab.analysis.demarchi)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from schedlab.analysis.demarchi import _miss_rates
@@ -44,11 +46,30 @@ def test_idle_check_runs_one_condition_under_each_idle_mode():
                                             ("idle=halt", "sched_idle_poll_us=100")]
     # Apart from how CPUs idle, the four are one run: machine A, 4 cores, vanilla, rep 0.
     assert len({(r.machine, r.policy, r.jobs, r.background) for r in check}) == 1
-    # The figures' runs use IDLE; the check's run in that mode is one of theirs.
+    # The figures' runs use IDLE; the check's run in that mode is theirs but for the mixer's
+    # length (300 samples against 1500).
     figures = get("demarchi-table1").requests("smoke", "gem5")
     assert {r.boot_args for r in figures} == {demarchi.IDLE_BOOT_ARGS[demarchi.IDLE]}
     (same,) = [r for r in check if r.label["idle"] == demarchi.IDLE]
-    assert same in figures
+    assert [j.size for j in same.jobs] == ["sim"]
+    theirs = [r for r in figures if r.machine == same.machine and r.policy == same.policy
+              and r.label["rep"] == 0]
+    assert [r.jobs[0].size for r in theirs] == ["sim_long"]
+    assert dataclasses.replace(same, jobs=theirs[0].jobs,
+                               label={k: v for k, v in same.label.items() if k != "size"}) \
+        == theirs[0]
+
+
+def test_tail_check_adds_shorter_and_longer_runs_to_table1s():
+    tail = get("demarchi-tail").requests("smoke", "gem5")
+    figures = get("demarchi-table1").requests("smoke", "gem5")
+    assert sorted(r.jobs[0].size for r in tail) == ["sim", "sim", "sim_long", "sim_long",
+                                                    "smoke", "smoke"]
+    assert {(r.machine, r.label["rep"]) for r in tail} == {("xeon-e5440-2core", 0)}
+    assert {r.policy for r in tail} == {"vanilla", "task-affinity"}
+    # Its 1500-sample runs are Table I's, made once for both.
+    assert [r for r in tail if r.jobs[0].size == "sim_long"] == \
+        [r for r in figures if r.machine == "xeon-e5440-2core" and r.label["rep"] == 0]
 
 
 def test_halving_compares_the_first_half_of_every_run(tmp_path):

@@ -3,57 +3,77 @@ without gaps, and, in the idle mode the figures use, no wake-up of an idle CPU l
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns import demarchi
 from schedlab.campaigns.experiment import registry
-from schedlab.campaigns.reproduce import table_paths
+from schedlab.campaigns.reproduce import carried_paths, table_paths
+from schedlab.guest import workloads
 
-COMMITTED = [(name, scale) for name, e in registry().items() if e.study == "demarchi"
-             for scale in ("smoke", "paper")
-             if all(p.is_file() for p in table_paths(e, scale, "gem5").values())]
+
+def _tables(name, scale, kind):
+    e = registry()[name]
+    return (table_paths if kind == "full" else carried_paths)(e, scale, "gem5")
+
+
+# The full tables of a figure, and the runs carried towards one not finished yet.
+COMMITTED = [(name, scale, kind) for name, e in registry().items() if e.study == "demarchi"
+             for scale in ("smoke", "paper") for kind in ("full", "partial")
+             if all(p.is_file() for p in _tables(name, scale, kind).values())]
 pytestmark = pytest.mark.skipif(not COMMITTED, reason="no committed study-2 gem5 tables yet")
 
 
-def _main(name, scale):
-    return load_committed(table_paths(registry()[name], scale, "gem5")[""])
+def _main(name, scale, kind):
+    return load_committed(_tables(name, scale, kind)[""])
 
 
-@pytest.mark.parametrize("name,scale", COMMITTED)
-def test_runs_are_complete_with_provenance(name, scale):
-    main = _main(name, scale)
+def _requests_of(name, scale, main):
+    """Each committed row's request, matched by label (a run id also hashes the builds)."""
+    requests = registry()[name].requests(scale, "gem5")
+    columns = sorted({k for r in requests for k in r.label} & set(main.columns))
+
+    def key(label):
+        return tuple(sorted((k, str(v)) for k, v in label.items() if k in columns))
+    by_label = {key(r.label): r for r in requests}
+    rows = main[columns].to_dict("records")
+    return [by_label.get(key({k: v for k, v in row.items() if pd.notna(v)})) for row in rows]
+
+
+@pytest.mark.parametrize("name,scale,kind", COMMITTED)
+def test_runs_are_complete_with_provenance(name, scale, kind):
+    main = _main(name, scale, kind)
     assert main["ok"].all() and (main["exit"] == 0).all() and (main["verified"] == 1).all()
     for col in ("gem5_version", "gem5_hash", "kernel", "image", "run_id"):
         assert main[col].notna().all(), col
     assert main["gem5_version"].str.startswith("24.0").all()
     assert main["run_id"].is_unique
-    # Every sample's production time is there, and the trace lost nothing.
-    size = main["size"] if "size" in main else None   # demarchi-tail's longer runs
-    want = {"smoke": 300, "paper": 150_000}[scale]
-    assert (main["samples"] == (size.map({"smoke": 3000}).fillna(want) if size is not None
-                                else want)).all()
-    # demarchi-tail reads only the mixer's production times; its 3000-sample run filled the
-    # 1 MiB per-CPU trace buffer (data/demarchi/README.md).
-    if name != "demarchi-tail":
-        assert (main["trace_lost_events"] == 0).all()
+    # Every row is one of today's runs, with every sample of its mixer's size.
+    requests = _requests_of(name, scale, main)
+    assert None not in requests, main.loc[[r is None for r in requests], "run_id"]
+    mixer = workloads.get("mixer")
+    want = [mixer.expect(r.jobs[0].size)["samples"] for r in requests]
+    assert main["samples"].tolist() == want
+    if kind == "full":
+        assert len(main) == len(registry()[name].requests(scale, "gem5"))
+    assert (main["trace_lost_events"] == 0).all()
 
 
-# demarchi-tail's trace is incomplete (see above): its wake-ups are not all there.
-@pytest.mark.parametrize("name,scale", [c for c in COMMITTED if c[0] != "demarchi-tail"])
-def test_no_wake_up_is_late_in_the_figures_idle_mode(name, scale):
-    main = _main(name, scale)
+@pytest.mark.parametrize("name,scale,kind", COMMITTED)
+def test_no_wake_up_is_late_in_the_figures_idle_mode(name, scale, kind):
+    main = _main(name, scale, kind)
     used = main[main["idle"] == demarchi.IDLE]
     # Two busy cores leave few wake-ups onto an idle CPU; all the runs together have many.
     assert len(used) and (used["wake_onto_idle"] > 0).all() and used["wake_onto_idle"].sum() > 100
     assert (used["wake_late"] == 0).all(), used[["run_id", "wake_late", "wake_max_us"]]
 
 
-@pytest.mark.parametrize("name,scale", [c for c in COMMITTED if c[0] == "demarchi-fig3"])
-def test_every_cpu_change_between_turns_is_a_traced_migration(name, scale):
+@pytest.mark.parametrize("name,scale,kind", [c for c in COMMITTED if c[0] == "demarchi-fig3"])
+def test_every_cpu_change_between_turns_is_a_traced_migration(name, scale, kind):
     """Two views of the same trace: a task that ran on another CPU than in its previous turn
     was moved there (sched_migrate_task), so each task has at least that many migrations."""
-    paths = table_paths(registry()[name], scale, "gem5")
+    paths = _tables(name, scale, kind)
     main, turns = load_committed(paths[""]), load_committed(paths["turns"])
     assert set(turns["run_id"]) == set(main["run_id"])
     for (run_id, task), mine in turns.sort_values("start_us").groupby(["run_id", "task"]):
