@@ -47,7 +47,7 @@ def test_idle_check_runs_one_condition_under_each_idle_mode():
     # Apart from how CPUs idle, the four are one run: machine A, 4 cores, vanilla, rep 0.
     assert len({(r.machine, r.policy, r.jobs, r.background) for r in check}) == 1
     # The figures' runs use IDLE; the check's run in that mode is theirs but for the mixer's
-    # length (300 samples against 1500).
+    # length (300 samples against 1500) and the trace buffer that length needs.
     figures = get("demarchi-table1").requests("smoke", "gem5")
     assert {r.boot_args for r in figures} == {demarchi.IDLE_BOOT_ARGS[demarchi.IDLE]}
     (same,) = [r for r in check if r.label["idle"] == demarchi.IDLE]
@@ -55,7 +55,7 @@ def test_idle_check_runs_one_condition_under_each_idle_mode():
     theirs = [r for r in figures if r.machine == same.machine and r.policy == same.policy
               and r.label["rep"] == 0]
     assert [r.jobs[0].size for r in theirs] == ["sim_long"]
-    assert dataclasses.replace(same, jobs=theirs[0].jobs,
+    assert dataclasses.replace(same, jobs=theirs[0].jobs, trace_buffer_kb=4096,
                                label={k: v for k, v in same.label.items() if k != "size"}) \
         == theirs[0]
 
