@@ -53,7 +53,7 @@ IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",),
 IDLE = "halt-poll"
 # Per-CPU trace buffer (KiB) by mixer size on gem5, where the default (1 MiB) is too small:
 # the 3000-sample runs of demarchi-tail filled it and lost 4068 and 6075 events
-# (data/demarchi/README.md). The paper's 150,000 samples would need about 200 MiB a CPU: their
+# (data/demarchi/earlier/README.md). The paper's 150,000 samples would need about 200 MiB a CPU: their
 # migrations and maps would come from a trace that does not hold them all.
 TRACE_BUFFER_KB = {"sim_long": 4096, "smoke": 4096}
 
@@ -104,7 +104,7 @@ def _idle_check(scale, backend):
 
 # Whether the smoke scale's tail is stable: Table I's halving check compares half of each
 # run's samples with all of them, and the background's timers (4 and 10 ms) fire only a
-# few dozen times in a 1500-sample run (about 30 ms simulated). On the cheapest machine
+# about ten times in a 1500-sample run (about 30 ms simulated). On the cheapest machine
 # (B, 2 cores), both policies, first repetition: Table I's 1500-sample runs beside runs of
 # a fifth of their samples and of twice them.
 # At paper scale a run already has 150,000 samples: the check is the halving of Table I's
