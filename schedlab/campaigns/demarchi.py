@@ -53,8 +53,9 @@ IDLE_BOOT_ARGS = {"default": (), "halt": ("idle=halt",), "poll": ("idle=poll",),
 IDLE = "halt-poll"
 # Per-CPU trace buffer (KiB) by mixer size on gem5, where the default (1 MiB) is too small:
 # the 3000-sample runs of demarchi-tail filled it and lost 4068 and 6075 events
-# (data/demarchi/earlier/README.md). The paper's 150,000 samples would need about 200 MiB a CPU: their
-# migrations and maps would come from a trace that does not hold them all.
+# (data/demarchi/earlier/README.md); 1500 samples may come close. The paper's 150,000
+# samples would need about 200 MiB a CPU: their migrations and maps would come from a trace
+# that does not hold them all.
 TRACE_BUFFER_KB = {"sim_long": 4096, "smoke": 4096}
 
 
