@@ -98,3 +98,20 @@ def test_halving_compares_the_first_half_of_every_run(tmp_path):
         (samples["production_ns"].mean() + 2 * samples["production_ns"].std()) / 1e3)
     assert h["mu_us change %"] == pytest.approx(
         100 * (h["mu_us (first half)"] / h["mu_us (all)"] - 1))
+
+
+def test_fig3_maps_samples_where_every_task_read_its_cpu_and_falls_back_to_the_trace():
+    import pandas as pd
+
+    from schedlab.analysis import mixer
+    from schedlab.analysis.demarchi import _per_sample_cpus
+    rows = [{"system": "A", "cores": 4, "policy": p, "rep": rep, "sample": n,
+             **{f"cpu_{t}": (n + rep) % 4 for t in mixer.TASKS}}
+            for p in ("vanilla", "task-affinity") for rep in (1, 2) for n in range(5)]
+    samples = pd.DataFrame(rows)
+    first = _per_sample_cpus(samples)
+    assert set(first["rep"]) == {1} and len(first) == 2 * 5
+    # A run made on a kernel without rseq has no per-sample map: the trace's view instead.
+    samples.loc[3, "cpu_mixer1"] = None
+    assert _per_sample_cpus(samples) is None
+    assert _per_sample_cpus(samples.drop(columns=["cpu_wave0"]).dropna()) is None

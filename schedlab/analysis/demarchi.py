@@ -8,10 +8,11 @@ production statistics and per-task migrations and execution times, a samples tab
 row per sample: production time and the CPU of every task) and a turns table (each task's
 turns on each CPU, from the trace).
 
-Where a task ran is taken from the kernel's trace, not from the mixer's ``sched_getcpu()``:
-without rseq in the guest kernel, glibc answers that through the vDSO's LSL instruction,
-which gem5 v24 does not model (every sample read CPU 123, the segment selector itself).
-The mixer's per-sample map is kept only where every CPU it names ran a mixer task.
+Migrations per task are the kernel's (its trace). The mixer's per-sample map, what each
+task's ``sched_getcpu()`` read (Fig. 3), is kept only where every CPU it names ran a mixer
+task: without rseq in the guest kernel, glibc answers through the vDSO's LSL instruction,
+which gem5 v24 does not model (every sample read CPU 123, the segment selector itself), and
+Fig. 3 then shows the trace's turns over time instead.
 """
 
 from __future__ import annotations
@@ -249,6 +250,9 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                                  ("exec_var_ns2", "variance of the execution time (ns²)")],
                           ctx, dest)]
     if name == "demarchi-fig3":
+        four = samples[samples["cores"] == 4] if len(samples) else samples
+        if _per_sample_cpus(four) is not None:
+            return [_per_sample_map(four, ctx, dest)]
         turns = tables["turns"]
         return [_migrations_map(turns[turns["cores"] == 4], ctx, dest)]
     if name == "demarchi-fig4":
@@ -305,9 +309,54 @@ def _per_task(frame: pd.DataFrame, rows: list[tuple[str, str]], ctx: FigureConte
                   + note)
 
 
+def _per_sample_cpus(samples: pd.DataFrame) -> pd.DataFrame | None:
+    """The first repetition's samples of each machine and policy with every task's CPU,
+    or None where a run's map is missing (runs on a guest kernel without rseq)."""
+    columns = [f"cpu_{t}" for t in mixer.TASKS]
+    if samples.empty or not set(columns) <= set(samples) or samples[columns].isna().any().any():
+        return None
+    first = samples.groupby(["system", "policy"])["rep"].transform("min")
+    return samples[samples["rep"] == first]
+
+
+def _per_sample_map(samples: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
+    """Task x sample -> CPU for the first repetition of each machine and policy (the
+    paper's form), from the CPU each mixer task read for each sample."""
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.patches import Patch
+    first = _per_sample_cpus(samples)
+    columns = [f"cpu_{t}" for t in mixer.TASKS]
+    cpus = sorted(int(c) for c in np.unique(first[columns].to_numpy()))
+    colours = plt.get_cmap("tab10")
+    cmap = ListedColormap([colours(c % 10) for c in range(max(cpus) + 1)])
+    norm = BoundaryNorm(np.arange(-0.5, max(cpus) + 1), cmap.N)
+    panels = [(system, policy) for system in ("A", "B") for policy in POLICIES
+              if len(first[(first["system"] == system) & (first["policy"] == policy)])]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 1.6 * len(panels) + 1.6),
+                             squeeze=False)
+    for ax, (system, policy) in zip(axes[:, 0], panels):
+        run = first[(first["system"] == system) & (first["policy"] == policy)]
+        grid = run.sort_values("sample")[columns].to_numpy(dtype=int).T
+        ax.imshow(grid, aspect="auto", interpolation="nearest", cmap=cmap, norm=norm)
+        changes = int((np.diff(grid, axis=1) != 0).sum())
+        ax.set_yticks(range(len(mixer.TASKS)), mixer.TASKS, fontsize=7)
+        ax.set_title(f"machine {system}, 4 cores, {policy}: {changes} CPU changes between "
+                     "samples", fontsize=8)
+    axes[-1][0].set_xlabel("sample", fontsize=8)
+    fig.legend(handles=[Patch(color=colours(c % 10), label=f"CPU {c}") for c in cpus],
+               loc="upper right", bbox_to_anchor=(0.99, 0.95), fontsize=7, ncol=len(cpus))
+    return finish(fig, ctx, dest, "Each cell: the CPU (colour) a task ran on in a sample, as "
+                                  "the task read it (sched_getcpu()) once per sample, first "
+                                  "repetition. A task can move and come back within a "
+                                  "sample: Fig. 5 counts the kernel's migrations, and the "
+                                  "guest's sched_switch trace gives each task's turns on "
+                                  "each CPU over time (the --turns table).")
+
+
 def _migrations_map(turns: pd.DataFrame, ctx: FigureContext, dest: Path) -> Path:
     """Task x time -> CPU for the first repetition of each machine and policy, from the
-    turns the scheduler trace gives each task on each CPU."""
+    turns the scheduler trace gives each task on each CPU: Fig. 3 for runs whose per-sample
+    map is missing."""
     fig, axes = plt.subplots(2, 2, figsize=(12, 5.5), squeeze=False)
     cpus = sorted(int(c) for c in turns["cpu"].unique()) if len(turns) else []
     colours = plt.get_cmap("tab10")

@@ -128,8 +128,8 @@ def _experiment(name, kind, title, matrix, metric, **more) -> Experiment:
 
 
 EXPERIMENTS = (
-    _experiment("demarchi-fig3", "figure", "Migrations map: the CPU each task ran on over "
-                "time, vanilla vs task-affinity (4 cores)", _four, "cpu"),
+    _experiment("demarchi-fig3", "figure", "Migrations map: the CPU each task ran on in "
+                "each sample, vanilla vs task-affinity (4 cores)", _four, "cpu"),
     _experiment("demarchi-fig4", "figure", "Cache miss rates of loads and stores, vanilla vs "
                 "task-affinity, machines A and B, 2 and 4 cores", _all,
                 "mixer_l1d_load_miss_rate"),
