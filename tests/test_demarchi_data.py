@@ -64,8 +64,10 @@ def test_runs_are_complete_with_provenance(name, scale, kind):
 def test_no_wake_up_is_late_in_the_figures_idle_mode(name, scale, kind):
     main = _main(name, scale, kind)
     used = main[main["idle"] == demarchi.IDLE]
-    # Two busy cores leave few wake-ups onto an idle CPU; all the runs together have many.
-    assert len(used) and (used["wake_onto_idle"] > 0).all() and used["wake_onto_idle"].sum() > 100
+    # Every run's wake-ups were traced; two busy cores leave few onto an idle CPU (vanilla
+    # on 2 cores: a handful a run), all the runs together have many.
+    assert len(used) and (used["wake_wakeups"] > 1000).all()
+    assert used["wake_onto_idle"].sum() > 100
     assert (used["wake_late"] == 0).all(), used[["run_id", "wake_late", "wake_max_us"]]
 
 
