@@ -115,3 +115,22 @@ def test_fig3_maps_samples_where_every_task_read_its_cpu_and_falls_back_to_the_t
     samples.loc[3, "cpu_mixer1"] = None
     assert _per_sample_cpus(samples) is None
     assert _per_sample_cpus(samples.drop(columns=["cpu_wave0"]).dropna()) is None
+
+
+def test_tail_table_cuts_each_run_at_every_shorter_run_length():
+    import pandas as pd
+
+    from schedlab.analysis.demarchi import tail_table
+    lengths = {"short": 4, "mid": 10, "long": 20}
+    frame = pd.DataFrame([{"run_id": r, "samples": n} for r, n in lengths.items()])
+    samples = pd.DataFrame([{"run_id": r, "policy": "vanilla", "sample": i,
+                             "production_ns": None if i == 0 else 1000.0 * i}
+                            for r, n in lengths.items() for i in range(n)])
+    t = tail_table(frame, samples)
+    parts = {n: list(t[t["run samples"] == n]["part"]) for n in lengths.values()}
+    assert sorted(parts[4]) == ["all", "first half"]
+    assert sorted(parts[10]) == ["all", "first 4", "first half"]
+    assert sorted(parts[20]) == ["all", "first 4", "first half"]     # its half: 10
+    # What a shorter run saw of the same timeline: samples 1 .. cut-1.
+    (first4,) = t[(t["run samples"] == 20) & (t["part"] == "first 4")].to_dict("records")
+    assert first4["n"] == 3 and first4["mu_us"] == 2.0 and first4["max_us"] == 3.0

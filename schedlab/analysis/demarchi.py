@@ -455,14 +455,14 @@ def tail_table(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     samples of each shorter run length (what a shorter run would have seen of the same
     timeline)."""
     lengths = frame.drop_duplicates("run_id").set_index("run_id")["samples"]
-    shorter = sorted(set(int(n) for n in lengths))
+    run_lengths = sorted(set(int(n) for n in lengths))
     out = []
     for (policy, run_id), g in samples.groupby(["policy", "run_id"]):
         n = int(lengths[run_id])
-        cuts = [("all", n), ("first half", n // 2)] + [(f"first {m}", m) for m in shorter]
+        # A shorter run's length that is this run's half is its "first half".
+        cuts = [("all", n), ("first half", n // 2)] + [(f"first {m}", m) for m in run_lengths
+                                                        if m < n and m != n // 2]
         for part, cut in cuts:
-            if part != "all" and cut >= n:
-                continue
             s = g[(g["sample"] >= 1) & (g["sample"] < cut)]["production_ns"].dropna() / 1e3
             out.append({"policy": policy, "run samples": n, "part": part, "n": len(s),
                         "mu_us": s.mean(), "rho_us": s.mean() + 2 * s.std(),
