@@ -34,9 +34,10 @@ def _requests_of(name, scale, main):
     requests = registry()[name].requests(scale, "gem5")
     columns = sorted({k for r in requests for k in r.label} & set(main.columns))
 
-    def key(label):
-        return tuple(sorted((k, str(v)) for k, v in label.items() if k in columns))
+    def key(label):   # a label without a key (demarchi-tail's 1500-sample runs: no size)
+        return tuple(sorted((k, str(v)) for k, v in label.items()))
     by_label = {key(r.label): r for r in requests}
+    assert len(by_label) == len(requests)
     rows = main[columns].to_dict("records")
     return [by_label.get(key({k: v for k, v in row.items() if pd.notna(v)})) for row in rows]
 
