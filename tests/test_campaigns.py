@@ -686,6 +686,26 @@ def test_dry_run_counts_carried_runs_by_label(tmp_path, monkeypatch):
     assert f"carried: 2 of them in {where['']}" in line and f"{len(requests) - 2} to run" in line
 
 
+
+def test_carried_rows_match_requests_without_a_label_key(tmp_path):
+    # demarchi-tail: the 1500-sample runs are Table I's and have no size in their label, so
+    # in a table mixing them with sized runs their size cell is empty.
+    import pandas as pd
+    from schedlab.campaigns import carried
+    tail = get("demarchi-tail")
+    requests = tail.requests("smoke", "gem5")
+    unsized = [i for i, r in enumerate(requests) if "size" not in r.label]
+    sized = [i for i, r in enumerate(requests) if "size" in r.label]
+    assert unsized and sized
+    rows = pd.DataFrame([{**requests[i].label, "run_id": f"r{i}"}
+                         for i in (unsized[0], sized[0])])
+    assert rows["size"].isna().sum() == 1
+    assert carried.row_requests(rows, requests) == [requests[unsized[0]], requests[sized[0]]]
+    where = carried.paths_for(tail, "smoke", "gem5", ("",), tmp_path)
+    carried.save({"": rows}, where)
+    assert carried.labelled(where[""], requests) == [i in (unsized[0], sized[0])
+                                                     for i in range(len(requests))]
+
 def test_runs_at_once_are_bounded_by_what_each_run_takes(monkeypatch, tmp_path):
     # A Hector gem5 run takes 7 to 8 GiB (its model's objects), a run of another machine
     # under 2: the default number of runs at once and a SLURM task's memory follow the

@@ -134,3 +134,16 @@ def test_tail_table_cuts_each_run_at_every_shorter_run_length():
     # What a shorter run saw of the same timeline: samples 1 .. cut-1.
     (first4,) = t[(t["run samples"] == 20) & (t["part"] == "first 4")].to_dict("records")
     assert first4["n"] == 3 and first4["mu_us"] == 2.0 and first4["max_us"] == 3.0
+
+
+@pytest.mark.parametrize("name", ["demarchi-table1", "demarchi-tail", "demarchi-idle"])
+def test_what_is_reduced_names_every_runs_sample_count(name):
+    from schedlab.guest import workloads
+    e = get(name)
+    mixer = workloads.get("mixer")
+    reduced = e.reductions["smoke"]
+    counts = {mixer.expect(r.jobs[0].size)["samples"] for r in e.requests("smoke", "gem5")}
+    listed = {int(n.replace(",", "")) for n in
+              reduced.split(" samples per run")[0].replace(" and ", ", ").split(", ")}
+    assert listed == counts
+    assert "paper: 150,000" in reduced

@@ -3,11 +3,10 @@ without gaps, and, in the idle mode the figures use, no wake-up of an idle CPU l
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from schedlab.analysis.store import load_committed
-from schedlab.campaigns import demarchi
+from schedlab.campaigns import carried, demarchi
 from schedlab.campaigns.experiment import registry
 from schedlab.campaigns.reproduce import carried_paths, table_paths
 from schedlab.guest import workloads
@@ -32,14 +31,8 @@ def _main(name, scale, kind):
 def _requests_of(name, scale, main):
     """Each committed row's request, matched by label (a run id also hashes the builds)."""
     requests = registry()[name].requests(scale, "gem5")
-    columns = sorted({k for r in requests for k in r.label} & set(main.columns))
-
-    def key(label):   # a label without a key (demarchi-tail's 1500-sample runs: no size)
-        return tuple(sorted((k, str(v)) for k, v in label.items()))
-    by_label = {key(r.label): r for r in requests}
-    assert len(by_label) == len(requests)
-    rows = main[columns].to_dict("records")
-    return [by_label.get(key({k: v for k, v in row.items() if pd.notna(v)})) for row in rows]
+    assert len({carried.label_key(r.label) for r in requests}) == len(requests)
+    return carried.row_requests(main, requests)
 
 
 @pytest.mark.parametrize("name,scale,kind", COMMITTED)

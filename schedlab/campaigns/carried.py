@@ -80,18 +80,29 @@ def load(where: dict[str, Path], run_ids: set[str], gem5_hash: str | None,
     return Carried(kept, carried)
 
 
+def label_key(label: dict) -> tuple:
+    """A request's label, or a table row's label columns, as one comparable key. A table
+    mixing requests with and without a label key (a size only some requests set) holds an
+    empty cell where a request has none, so empty cells are not part of the key."""
+    return tuple(sorted((k, str(v)) for k, v in label.items() if not pd.isna(v)))
+
+
+def row_requests(table: pd.DataFrame, requests) -> list:
+    """Per row of ``table``, the request whose whole label it has (None for a row no
+    request has)."""
+    columns = sorted({k for r in requests for k in r.label} & set(table.columns))
+    by_label = {label_key(r.label): r for r in requests}
+    return [by_label.get(label_key(row)) for row in table[columns].to_dict("records")]
+
+
 def labelled(path: Path, requests) -> list[bool]:
     """Per request, whether the carried table at ``path`` has a row with its label: what
     ``--dry-run`` counts without building anything (the campaign goes by run id)."""
     table = load_committed(path)
     if table is None or not len(table):
         return [False] * len(requests)
-
-    def key(label: dict) -> tuple:
-        return tuple(sorted((k, str(v)) for k, v in label.items()))
-    columns = sorted({k for r in requests for k in r.label} & set(table.columns))
-    present = {key(row) for row in table[columns].drop_duplicates().to_dict("records")}
-    return [key(r.label) in present for r in requests]
+    present = {id(r) for r in row_requests(table, requests) if r is not None}
+    return [id(r) in present for r in requests]
 
 
 def save(tables: dict[str, pd.DataFrame], where: dict[str, Path]) -> None:

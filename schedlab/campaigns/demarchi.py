@@ -11,6 +11,7 @@ task). Repetitions differ in the mixer's start offset against the 1 ms timer tic
 from __future__ import annotations
 
 from schedlab.campaigns.experiment import Experiment
+from schedlab.guest import workloads
 from schedlab.runs import RunRequest, WorkloadRequest
 
 MACHINES = {("A", 4): "core-i7-920", ("A", 2): "core-i7-920-2core",
@@ -23,7 +24,19 @@ POLICIES = ("vanilla", "task-affinity")
 SIZE = {"smoke": "sim_long", "paper": "paper"}
 REPS = {"smoke": 2, "paper": 10}
 OFFSETS_MS = tuple(0.1 * i for i in range(10))
-REDUCTIONS = {"smoke": "1500 samples per run (paper: 150,000) and 2 repetitions (paper: 10)"}
+
+
+def _reduction(sizes: tuple[str, ...], reps: int) -> str:
+    """What a scale runs of the paper's: the mixer's samples per run and the repetitions."""
+    def samples(size):
+        return f'{workloads.get("mixer").expect(size)["samples"]:,}'
+    counts = [samples(s) for s in sizes]
+    listed = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    return (f"{listed} samples per run (paper: {samples(SIZE['paper'])}) and {reps} "
+            f"repetition{'s' if reps > 1 else ''} (paper: {REPS['paper']})")
+
+
+REDUCTIONS = {"smoke": _reduction((SIZE["smoke"],), REPS["smoke"])}
 REPETITION = "the mixer's start offset against the 1 ms timer tick (0, 0.1, ... 0.9 ms)"
 # The background activity of a Linux system the mixer runs beside, the same under every
 # policy: workloads/sysnoise (a 4 ms timer task, a 10 ms daemon, a 10 % nice-10 batch load,
@@ -104,7 +117,7 @@ def _idle_check(scale, backend):
 
 
 # Whether the smoke scale's tail is stable: Table I's halving check compares half of each
-# run's samples with all of them, and the background's timers (4 and 10 ms) fire only a
+# run's samples with all of them, and the background's timers (4 and 10 ms) fire only
 # about ten times in a 1500-sample run (about 30 ms simulated). On the cheapest machine
 # (B, 2 cores), both policies, first repetition: Table I's 1500-sample runs beside runs of
 # a fifth of their samples and of twice them.
@@ -121,9 +134,10 @@ def _tail(scale, backend):
             for r in mixer_runs(machine, scale, backend, size=size) if r.label["rep"] == 0]
 
 
-def _experiment(name, kind, title, matrix, metric, **more) -> Experiment:
+def _experiment(name, kind, title, matrix, metric, reductions=REDUCTIONS,
+                **more) -> Experiment:
     return Experiment(name=name, study="demarchi", kind=kind, title=title, matrix=matrix,
-                      metric=metric, repetition=REPETITION, reductions=REDUCTIONS,
+                      metric=metric, repetition=REPETITION, reductions=reductions,
                       notes=NOTES, **more)
 
 
@@ -146,10 +160,14 @@ EXPERIMENTS = (
                 "machine B", _all, "production_ns"),
     _experiment("demarchi-tail", "figure", "Whether 1500 samples give a stable tail: the "
                 "production time's ECDF, mu and rho with 300, 1500 and 3000 samples per run, "
-                "machine B, 2 cores", _tail, "production_ns", backends=("gem5",)),
+                "machine B, 2 cores", _tail, "production_ns", backends=("gem5",),
+                reductions={scale: _reduction(tuple(s or SIZE[scale] for s in sizes), 1)
+                            for scale, sizes in TAIL_SIZES.items()}),
     _experiment("demarchi-idle", "figure", "Wake-up honesty: the mixer's wake-ups onto idle "
                 "CPUs that came late (gem5's missed MWAIT wake-ups) and the production time, "
                 "the default idle (MWAIT) vs idle=halt vs idle=poll vs idle=halt after a 100 us "
                 "poll (kernel-patches 0030), machine A, 4 cores, vanilla", _idle_check, "wake_late",
-                backends=("gem5",)),
+                backends=("gem5",),
+                reductions={scale: _reduction((size,), 1)
+                            for scale, size in IDLE_CHECK_SIZE.items()}),
 )
