@@ -495,6 +495,9 @@ def test_local_campaign_runs_in_parallel_and_survives_kill_9(guest_kernel, guest
     # Its output is a pipe, not a terminal: a line per run made instead of a live bar.
     made = re.findall(r"^demo-affinity-smoke: done (\S+) in [\d.]+ min; done \d+", out, re.M)
     assert len(made) == 8 - len(done_before), out[-3000:]
+    started = re.findall(r"^demo-affinity-smoke: started (\S+); its progress: (\S+)$", out, re.M)
+    assert sorted(made) == sorted(run for run, _ in started)
+    assert all(Path(log).is_file() for _, log in started)
     finished = _finished(results)
     assert len(finished) == 8 and done_before <= {d.name for d in finished}
     assert not _staging(results)

@@ -235,6 +235,10 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                         stdin=subprocess.DEVNULL, cwd=paths.REPO, preexec_fn=die_with_parent,
                         env={**os.environ, "PYTHONPATH": str(paths.REPO)})
                     running.append(_Running(proc, run_id, request.label, log, time.monotonic()))
+                    if not bar.console.is_terminal:
+                        # Its log shows the run's progress (a machine's boot to its
+                        # checkpoint takes minutes before the run's own).
+                        say(f"{name}: started {run_id}; its progress: {log}")
                     report.peak_running = max(report.peak_running, len(running))
                 todo.extend(elsewhere)
                 bar.update(task, status=status())
