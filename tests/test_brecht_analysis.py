@@ -288,11 +288,16 @@ def test_a_fresh_qemu_run_through_the_runner(tmp_path, monkeypatch):
     check_run(B.collect([run_dir]), run_dir)
 
 
-def test_fig1s_one_legend_hides_no_point(drawn_figure, tmp_path):
-    """The committed gem5 runs of Fig. 1 drawn: the delays' legend sits in the spare panel,
-    over none of the points of the application panels."""
+@pytest.mark.parametrize("applications", [None, 3])
+def test_fig1s_one_legend_hides_no_point(drawn_figure, tmp_path, applications):
+    """The committed gem5 runs of Fig. 1 drawn: the delays' legend sits in a panel of its
+    own, over none of the points of the application panels, also where the applications
+    and the panel of all of them fill the rows (3 + 1)."""
     jobs = pd.read_csv(Path(__file__).resolve().parent.parent / "data" / "brecht"
                        / "brecht-fig1--smoke--gem5--jobs.csv")
+    if applications:
+        jobs = jobs[jobs["application"].isin(sorted(jobs["application"].unique())
+                                             [:applications])]
     kept = drawn_figure(B)
     ctx = FigureContext(name="brecht-fig1", title="t", scale="smoke", backend="gem5")
     B._lines_over_pool_sizes(jobs, "delay", "ring delay (cycles)", ctx, tmp_path / "f.png", "")

@@ -296,8 +296,9 @@ def _lines_over_pool_sizes(jobs: pd.DataFrame, line: str, line_label: str, ctx, 
     one line per value of ``line``."""
     stats = response_times(jobs, [line, "pool_size"])
     apps = _applications(stats)
-    cols = min(4, len(apps))
-    rows_ = math.ceil(len(apps) / cols)
+    # A panel more than the applications: the legend's.
+    cols = min(4, len(apps) + 1)
+    rows_ = math.ceil((len(apps) + 1) / cols)
     fig, axes = plt.subplots(rows_, cols, figsize=(3.6 * cols, 3.0 * rows_), squeeze=False)
     values = sorted(stats[line].dropna().unique())
     for ax, app in zip(axes.flat, apps):
@@ -317,16 +318,12 @@ def _lines_over_pool_sizes(jobs: pd.DataFrame, line: str, line_label: str, ctx, 
         ax.set_xlabel("pool size (processors per pool, log scale)", fontsize=8)
         ax.set_ylabel("mean response time (s)", fontsize=8)
     # One legend for all panels (the lines are the same in each; n from the panel of all
-    # applications), in a spare panel, else above them: inside a panel it hid points.
+    # applications), in a panel of its own: inside another it hid points.
     handles, labels = axes.flat[len(apps) - 1].get_legend_handles_labels()
     spare = list(axes.flat)[len(apps):]
     for ax in spare:
         ax.axis("off")
-    if spare:
-        spare[0].legend(handles, labels, loc="center", fontsize=8)
-    else:
-        fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8,
-                   bbox_to_anchor=(0.5, 1.0))
+    spare[0].legend(handles, labels, loc="center", fontsize=8)
     return finish(fig, ctx, dest, caption)
 
 

@@ -414,6 +414,11 @@ def idle_modes(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _duration(us: float) -> str:
+    """A time in µs as a bar's label: in ms from a millisecond up."""
+    return f"{us / 1e3:.3g} ms" if us >= 1e3 else f"{us:.3g} µs"
+
+
 def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
                 dest: Path) -> list[Path]:
     t = idle_modes(frame, samples)
@@ -430,13 +435,14 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
                                          (0.2, "rho_us", "//", "rho = mu + 2 sigma")):
         bars = axes[1].bar(x + offset, t[column], 0.4, color=colours, hatch=hatch,
                            label=label)
-        axes[1].bar_label(bars, [f"{v:.3g}" for v in t[column]], fontsize=7)
+        axes[1].bar_label(bars, [_duration(v) for v in t[column]], fontsize=7)
     axes[1].set_xticks(x, labels)
     axes[1].set_yscale("log")   # a lost wake-up stretches a sample a thousandfold
     axes[1].set_ylabel("sample production time (µs, log scale)", fontsize=8)
     axes[1].legend(fontsize=7)
     for ax in axes:
         ax.tick_params(axis="x", labelsize=7)
+        ax.margins(y=0.12)   # room for the bars' labels
     csv = dest.with_suffix(".csv")
     t.to_csv(csv, index=False)
     return [finish(fig, ctx, dest, "One run per bar (machine A, 4 cores, vanilla, the first "
@@ -481,17 +487,21 @@ def _tail_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
         for run_id, g in samples[samples["policy"] == policy].groupby("run_id"):
             s = np.sort(g["production_ns"].dropna().to_numpy()) / 1e3
             n = int(lengths[run_id])
-            ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post",
-                    label=f"run of {n} samples", color=COLOURS[policy],
-                    linestyle=styles[n])
+            # The share of samples slower than x: on a log axis the tail is what shows.
+            above = (len(s) - np.arange(1, len(s) + 1)) / len(s)
+            ax.step(s[:-1], above[:-1], where="post", label=f"run of {n} samples",
+                    color=COLOURS[policy], linestyle=styles[n])
         ax.set_xscale("log")
-        ax.set_xlabel("sample production time (µs, log scale)", fontsize=8)
-        ax.set_ylabel("fraction of samples ≤ x", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_xlabel("sample production time x (µs, log scale)", fontsize=8)
+        ax.set_ylabel("fraction of samples slower than x (log scale)", fontsize=8)
         ax.set_title(f"machine B, 2 cores, {policy}", fontsize=8)
         ax.legend(fontsize=7)
     csv = dest.with_suffix(".csv")
     tail_table(frame, samples).to_csv(csv, index=False)
-    return [finish(fig, ctx, dest, "Empirical CDFs of the production time of runs of "
+    return [finish(fig, ctx, dest, "Complementary empirical CDFs (the share of samples "
+                                   "slower than x, down to one sample in the run) of the "
+                                   "production time of runs of "
                                    f"{', '.join(map(str, runs))} samples from the same start "
                                    "(the longer, the more solid the line; the 1500-sample "
                                    "runs are Table I's first repetition); the CSV beside the "

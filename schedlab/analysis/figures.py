@@ -110,8 +110,8 @@ def finish(fig, ctx: FigureContext, dest: Path, caption_extra: str = "") -> Path
     fig.text(0.01, 0.01, text, fontsize=7, va="bottom", ha="left")
     line_in = 7 / 72 * 1.35
     bottom = min(0.5, (text.count("\n") + 1.5) * line_in / height_in)
-    top = 1 - min(0.3, (heading.count("\n") + 1.6) * 9 / 72 * 1.3 / height_in)
-    fig.tight_layout(rect=(0, bottom, 1, top))
+    # tight_layout makes room for the suptitle itself: a lower top than 1 left that room twice.
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     dest.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(dest, dpi=110)
     plt.close(fig)
