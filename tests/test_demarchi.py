@@ -140,9 +140,9 @@ def test_tail_table_cuts_each_run_at_every_shorter_run_length():
 def test_what_is_reduced_names_every_runs_sample_count(name):
     from schedlab.guest import workloads
     e = get(name)
-    mixer = workloads.get("mixer")
+    program = workloads.get("mixer")
     reduced = e.reductions["smoke"]
-    counts = {mixer.expect(r.jobs[0].size)["samples"] for r in e.requests("smoke", "gem5")}
+    counts = {program.expect(r.jobs[0].size)["samples"] for r in e.requests("smoke", "gem5")}
     listed = {int(n.replace(",", "")) for n in
               reduced.split(" samples per run")[0].replace(" and ", ", ").split(", ")}
     assert listed == counts
