@@ -617,6 +617,10 @@ def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, t
     assert partial.runs == 3
     kept = tmp_path / "data" / "demo" / "partial" / "demo-affinity--smoke--qemu--partial.csv"
     carried_table = pd.read_csv(kept)
+    note = kept.with_suffix(".md").read_text()
+    assert "3 of the 8 runs of `python3 run.py reproduce demo-affinity --backend qemu`" in note
+    assert all(f"`{run}`" in note for run in carried_table["run_id"])
+    assert "Still to run (5):" in note
     carried_ids = set(carried_table["run_id"])
     assert len(carried_ids) == 3
     # A row made by other code (another run id) is named and not counted.
@@ -634,6 +638,7 @@ def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, t
     final = pd.read_csv(R.table_paths(demo, "smoke", "qemu")[""])
     assert set(final["run_id"]) == ran | carried_ids and full.runs == 8
     assert not kept.exists(), "the full table supersedes the carried one"
+    assert not kept.with_suffix(".md").exists()
 
 
 def test_carried_rows_of_another_gem5_binary_run_again(tmp_path):
@@ -656,6 +661,40 @@ def test_carried_rows_of_another_gem5_binary_run_again(tmp_path):
     assert carried.remove(where) == list(where.values()) and not any(
         p.exists() for p in where.values())
 
+
+
+def test_the_carried_tables_note_says_what_they_hold_and_what_is_left(tmp_path):
+    import pandas as pd
+    from schedlab.campaigns import carried
+    fig24 = get("lee-fig24")
+    requests = fig24.requests("smoke", "gem5")
+    rows = pd.DataFrame([{**requests[i].label, "run_id": f"run-{i}", "gem5_version": "24.0",
+                          "gem5_hash": "f" * 64, "cpu": "o3", "kernel": "k1", "image": "i1",
+                          "gem5_config": "c" * 64, "gem5_host_s": 600.0 + i}
+                         for i in (0, 0, 2)])       # a run can have a row per job
+    where = carried.paths_for(fig24, "smoke", "gem5", ("", "responses"), tmp_path)
+    carried.save({"": rows}, where)
+    path = carried.write_note(carried.note(fig24, "smoke", "gem5", rows, requests, where,
+                                           "commit 0123456789ab"), where)
+    text = path.read_text()
+    assert path == where[""].with_suffix(".md") and path.parent == where[""].parent
+    assert f"2 of the {len(requests)} runs of `python3 run.py reproduce lee-fig24`" in text
+    assert "from commit 0123456789ab" in text and "binary `ffffffffffff`" in text
+    assert "kernel `k1`" in text and "gem5-side code `cccccccccccc`" in text
+    assert "| `run-0` | 600 |" in text and "| `run-2` | 602 |" in text
+    assert f"Still to run ({len(requests) - 2}):" in text
+    left = [line for line in text.splitlines() if line.startswith("- ")]
+    assert len(left) == len(requests) - 2
+    assert carried._label(requests[1].label) in left[0]
+    gone = carried.remove(where)
+    assert path in gone and not path.exists()
+
+
+def test_the_note_names_the_checkout(tmp_path):
+    from schedlab.campaigns import carried
+    made_from = carried.checkout()
+    assert re.fullmatch(r"commit [0-9a-f]{12}( with uncommitted changes)?|a tree that is not "
+                        r"a git checkout", made_from)
 
 def test_without_committed_tables_the_error_points_at_carried_ones(tmp_path, monkeypatch):
     import pandas as pd

@@ -8,19 +8,25 @@ code that made them. A later ``reproduce NAME`` on any host counts a carried run
 when this checkout gives its request the same run id (the run id hashes the kernel, the
 image, the workloads and the gem5-side code, so other code means other ids) and, on gem5,
 the same gem5 binary made it: then the figure is one set, and only the other runs run.
-Once the figure's full tables are written, its carried ones go.
+Beside the tables, a note (``...--partial.md``) says what they hold, what made them and
+what is still to run. Once the figure's full tables are written, its carried ones go.
 """
 
 from __future__ import annotations
 
+import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
+from schedlab import paths
+from schedlab.analysis.figures import provenance
 from schedlab.analysis.store import load_committed, save_committed
 from schedlab.campaigns.experiment import Experiment
+from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
 
@@ -110,9 +116,85 @@ def save(tables: dict[str, pd.DataFrame], where: dict[str, Path]) -> None:
         save_committed(tables.get(part, pd.DataFrame()), path)
 
 
+def note_path(where: dict[str, Path]) -> Path:
+    """The note beside the carried tables: ``<name>--<scale>--<backend>--partial.md``."""
+    return where[""].with_suffix(".md")
+
+
+def checkout() -> str:
+    """The commit of this checkout, as the note names it; the data files are left out of
+    "uncommitted changes" (the carried tables themselves are new)."""
+    git = ["git", "-C", str(paths.REPO)]
+    try:
+        head = subprocess.run(git + ["rev-parse", "--short=12", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        changed = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no",
+                                        "--", ".", ":(exclude)data"], check=True,
+                                 capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "a tree that is not a git checkout"
+    return f"commit {head}" + (" with uncommitted changes" if changed else "")
+
+
+def _label(label: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in label.items())
+
+
+def note(experiment: Experiment, scale: str, backend: str, main: pd.DataFrame, requests,
+         where: dict[str, Path], made_from: str) -> str:
+    """What the carried tables at ``where`` hold (``main`` is their main table), what made
+    them, what is still to run and how the figure is finished (Markdown)."""
+    runs = main.drop_duplicates("run_id")
+    matched = row_requests(runs, requests)
+    have = {id(r) for r in matched if r is not None}
+    todo = [r for r in requests if id(r) not in have]
+    command = ("python3 run.py reproduce " + experiment.name
+               + (f" --scale {scale}" if scale != "smoke" else "")
+               + (f" --backend {backend}" if backend != "gem5" else ""))
+    prov = provenance(runs)
+    made_by = [f"kernel `{prov.get('kernel', '?')}`", f"image `{prov.get('image', '?')}`"]
+    if backend == "gem5":
+        made_by = [f"gem5 {prov.get('gem5_version', '?')} (binary "
+                   f"`{str(prov.get('gem5_hash', '?'))[:12]}`), {prov.get('cpu', '?')} cores"
+                   ] + made_by
+        if "gem5_config" in runs:
+            made_by.append("gem5-side code " + ", ".join(
+                f"`{str(c)[:12]}`" for c in sorted(runs["gem5_config"].dropna().unique())))
+    host = next((c for c in ("gem5_host_s", "wall_s") if c in runs and runs[c].notna().any()),
+                None)
+    lines = [f"# {experiment.name}, {scale}, {backend}: the runs finished so far "
+             f"(not a figure yet)", "",
+             f"{len(have)} of the {len(requests)} runs of `{command}` (written by "
+             f"`--partial --carry` on {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC "
+             f"from {made_from}), in " + ", ".join(f"`{p.name}`" for p in where.values())
+             + ". Made with " + "; ".join(made_by) + ".", "",
+             f"A later `{command}` counts them as done where its checkout gives their "
+             "requests the same run ids (an id hashes the kernel, the image, the workloads "
+             "and the gem5-side code)" + (" and the same gem5 binary made them" if
+             backend == "gem5" else "") + ", and makes only the others. Once every run "
+             "exists, the full tables replace these files and this note.", "",
+             "| run | run id |" + (f" {host} |" if host else ""),
+             "|---|---|" + ("---|" if host else "")]
+    for request, (_, row) in zip(matched, runs.iterrows()):
+        name = _label(request.label) if request is not None else "(no request of today's)"
+        lines.append(f"| {name} | `{row['run_id']}` |"
+                     + ((f" {row[host]:.0f} |" if pd.notna(row[host]) else " - |")
+                      if host else ""))
+    lines += ["", f"Still to run ({len(todo)}):" if todo else "Nothing is left to run."]
+    lines += [f"- {_label(r.label)}" for r in todo]
+    return "\n".join(lines) + "\n"
+
+
+def write_note(text: str, where: dict[str, Path]) -> Path:
+    path = note_path(where)
+    write_atomic(path, text)
+    return path
+
+
 def remove(where: dict[str, Path]) -> list[Path]:
-    """Delete the carried tables (superseded by the full ones); the ones that existed."""
-    gone = [p for p in where.values() if p.is_file()]
+    """Delete the carried tables (superseded by the full ones) and their note; the ones
+    that existed."""
+    gone = [p for p in (*where.values(), note_path(where)) if p.is_file()]
     for path in gone:
         path.unlink()
     return gone

@@ -486,7 +486,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
             save_committed(tables[part], path)
         if carry:
             carried.save(tables, carry_where)
-            where = carry_where
+            where = {**carry_where, "note": carried.write_note(carried.note(
+                experiment, scale, backend, tables[""], requests, carry_where,
+                carried.checkout()), carry_where)}
         reduction = (f"PARTIAL: {count} of the {len(requests)} runs finished"
                      + (f"; {reduction}" if reduction else ""))
         say(f"{name}: {count} of {len(requests)} runs finished; tables in "
