@@ -73,7 +73,7 @@ def load(where: dict[str, Path], run_ids: set[str], gem5_hash: str | None,
     if other_code:
         say(f"{where['']}: {len(other_code)} carried run(s) were made by other code (their "
             f"run ids are not this checkout's) and are not counted; check out the commit its "
-            f"README names to use them")
+            f"note ({note_path(where).name}) names to use them")
     if gem5_hash is not None and "gem5_hash" in main:
         other_binary = set(main.loc[main["gem5_hash"] != gem5_hash, "run_id"]) & carried
         if other_binary:
