@@ -378,3 +378,19 @@ def test_every_experiment_runs_on_both_backends():
         assert get(name).implemented and not get(name).unavailable
     for name in ("lee-fig17", "lee-fig18-23"):
         assert all(r.attribute_tasks for r in get(name).requests("smoke", "gem5"))
+
+
+def test_log_axes_read_in_plain_numbers():
+    import matplotlib.pyplot as plt
+    from schedlab.analysis.figures import plain_log_ticks
+    fig, ax = plt.subplots()
+    ax.plot([0.2, 60], [0, 1])
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    fig.canvas.draw()
+    shown = [t.get_text() for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True)
+             if t.get_text() and 0.2 <= t.get_position()[0] <= 60]
+    plt.close(fig)
+    assert {"0.3", "1", "5", "10", "20", "50"} <= set(shown)
+    assert not [t for t in shown if "$" in t or "e" in t]
+    assert "4" not in shown and "0.7" not in shown   # only 2, 3 and 5 of each decade

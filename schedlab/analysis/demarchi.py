@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from schedlab.analysis import mixer, slices, wakeups
-from schedlab.analysis.figures import WHISKERS, FigureContext, condition_stats, finish
+from schedlab.analysis.figures import (WHISKERS, FigureContext, condition_stats, finish,
+                                       plain_log_ticks)
 from schedlab.analysis.tables import rows
 
 POLICIES = ("vanilla", "task-affinity")
@@ -487,20 +488,22 @@ def _tail_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
         for run_id, g in samples[samples["policy"] == policy].groupby("run_id"):
             s = np.sort(g["production_ns"].dropna().to_numpy()) / 1e3
             n = int(lengths[run_id])
-            # The share of samples slower than x: on a log axis the tail is what shows.
-            above = (len(s) - np.arange(1, len(s) + 1)) / len(s)
-            ax.step(s[:-1], above[:-1], where="post", label=f"run of {n} samples",
+            # The share of samples that took x or longer, down to the slowest alone: on a
+            # log axis the tail is what shows.
+            at_least = (len(s) - np.arange(len(s))) / len(s)
+            ax.step(s, at_least, where="pre", label=f"run of {n} samples",
                     color=COLOURS[policy], linestyle=styles[n])
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_yscale("log")
         ax.set_xlabel("sample production time x (µs, log scale)", fontsize=8)
-        ax.set_ylabel("fraction of samples slower than x (log scale)", fontsize=8)
+        ax.set_ylabel("fraction of samples taking x or longer (log scale)", fontsize=8)
         ax.set_title(f"machine B, 2 cores, {policy}", fontsize=8)
         ax.legend(fontsize=7)
     csv = dest.with_suffix(".csv")
     tail_table(frame, samples).to_csv(csv, index=False)
     return [finish(fig, ctx, dest, "Complementary empirical CDFs (the share of samples "
-                                   "slower than x, down to one sample in the run) of the "
+                                   "that took x or longer, down to the slowest one) of the "
                                    "production time of runs of "
                                    f"{', '.join(map(str, runs))} samples from the same start "
                                    "(the longer, the more solid the line; the 1500-sample "

@@ -8,6 +8,7 @@ figure says that it shows placement and host wall-clock time, not cache behaviou
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 import pandas as pd  # noqa: E402
 
 WHISKERS = "bars: mean; whiskers: mean ± 2 standard deviations; n: runs per bar"
@@ -87,6 +89,19 @@ class FigureContext:
     def heading(self) -> str:
         scale = f"{self.scale} scale, " if self.scale else ""
         return f"{self.name}: {self.title}\n[{scale}{self.backend}]"
+
+
+def plain_log_ticks(axis) -> None:
+    """A log axis labelled in plain numbers (0.3, 20, 500) instead of powers of ten, its
+    minor ticks at 2, 3 and 5 of each decade labelled too: a reader reads the values off."""
+    def plain(value, _pos):
+        return f"{value:g}"
+
+    def minor(value, _pos):
+        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
+        return f"{value:g}" if mantissa in (2, 3, 5) else ""
+    axis.set_major_formatter(ticker.FuncFormatter(plain))
+    axis.set_minor_formatter(ticker.FuncFormatter(minor))
 
 
 def provenance(frame: pd.DataFrame) -> dict:

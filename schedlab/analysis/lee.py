@@ -58,7 +58,7 @@ import pandas as pd
 
 from schedlab.analysis.brecht import trace_lost
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
-                                       finish, metric_label, paired_bars)
+                                       finish, metric_label, paired_bars, plain_log_ticks)
 from schedlab.analysis.slices import roi_marks
 from schedlab.analysis.tables import rows
 
@@ -643,6 +643,7 @@ def _response_ecdf(frame: pd.DataFrame, responses: pd.DataFrame, ctx: FigureCont
             ax.axvline(1e3 / rate, color="black", linestyle="--", linewidth=0.8,
                        label=f"deadline: the period, {1e3 / rate:g} ms")
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_xlabel("response time (ms, guest clock; log scale)", fontsize=8)
         ax.set_ylabel("fraction of the ROI's requests\nanswered within that time", fontsize=8)
         ax.set_title(machine, fontsize=8, loc="left")

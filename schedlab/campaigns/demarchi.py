@@ -159,7 +159,7 @@ EXPERIMENTS = (
     _experiment("demarchi-fig8", "figure", "Empirical CDF of the sample production time, "
                 "machine B", _all, "production_ns"),
     _experiment("demarchi-tail", "figure", "Whether 1500 samples give a stable tail: the "
-                "production time's tail (the share of samples slower than x), mu and rho "
+                "production time's tail (the share of samples taking x or longer), mu and rho "
                 "with 300, 1500 and 3000 samples per run, machine B, 2 cores", _tail,
                 "production_ns", backends=("gem5",),
                 reductions={scale: _reduction(tuple(s or SIZE[scale] for s in sizes), 1)
