@@ -71,3 +71,26 @@ def test_changes_from_a_near_zero_base_are_drawn_as_factors(tmp_path, drawn_figu
               for a in (ipc, misses)}
     assert all(t.endswith("%") for t in labels[ipc]), labels[ipc]
     assert any(t.startswith("x") and int(t[1:]) >= 10 for t in labels[misses]), labels[misses]
+
+
+def test_fig24s_percentile_bars_show_the_runs_and_no_negative_time(drawn_figure, tmp_path):
+    """Two runs a bar, one of them with a single late request: mean - 2 sd would reach
+    below zero; the whiskers stop at zero and each run is a dot."""
+    from schedlab.analysis import lee as L
+    from schedlab.analysis.figures import FigureContext
+    paths = table_paths(registry()["lee-fig24"], "smoke", "gem5")
+    if not paths[""].is_file():
+        pytest.skip("lee-fig24's gem5 tables are not committed")
+    frame = load_committed(paths[""])
+    kept = drawn_figure(L)
+    ctx = FigureContext(name="lee-fig24", title="t", scale="smoke", backend="gem5")
+    L._consolidation(frame, [(("roi_p50_ms", "roi_max_ms"), "ms")], ctx,
+                     tmp_path / "f.png", "")
+    fig = kept["fig"]
+    for ax in fig.axes:
+        bottoms = [seg[:, 1].min() for coll in ax.collections
+                   for seg in coll.get_segments()]
+        assert bottoms and min(bottoms) >= 0, ax.get_title()
+        dots = [line for line in ax.get_lines() if line.get_marker() == "o"]
+        runs = frame[frame["machine"] == ax.get_title()]
+        assert sum(len(d.get_xdata()) for d in dots) == 2 * len(runs)

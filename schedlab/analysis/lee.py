@@ -610,14 +610,23 @@ def _consolidation(frame: pd.DataFrame, panels: list[tuple[tuple[str, ...], str]
                 means = [s["mean"].iloc[0] if len(s) else math.nan for s in stats]
                 sds = [s["std"].iloc[0] if len(s) else math.nan for s in stats]
                 xs = np.arange(len(metrics)) + (k - 1) * width
-                ax.bar(xs, means, width, yerr=2 * np.asarray(sds), capsize=3,
+                # Times and counts are not negative: the lower whisker stops at zero.
+                low = np.minimum(2 * np.asarray(sds), np.nan_to_num(np.asarray(means)))
+                ax.bar(xs, means, width, yerr=[low, 2 * np.asarray(sds)], capsize=3,
                        color=POLICY_COLOURS[cond], label=f"{cond} (n={len(part)})")
+                # With two runs a bar, the runs themselves say more than their spread.
+                for x, m in zip(xs, metrics):
+                    if m in part:
+                        ax.plot([x] * part[m].notna().sum(), part[m].dropna(), "o",
+                                color="black", markersize=3, zorder=3)
             ax.set_xticks(range(len(metrics)), [metric_label(m) for m in metrics],
                           fontsize=7)
             ax.set_ylabel(ylabel, fontsize=8)
             ax.set_title(machine, fontsize=8)
             ax.legend(fontsize=7)
-    return [finish(fig, ctx, dest, WHISKERS + ". " + caption + _timing_note(ctx))]
+    whiskers = WHISKERS.replace("deviations;", "deviations, cut at zero; dots: the runs;")
+    return [finish(fig, ctx, dest, whiskers + ". " + caption
+                   + _timing_note(ctx))]
 
 
 def _response_ecdf(frame: pd.DataFrame, responses: pd.DataFrame, ctx: FigureContext,
