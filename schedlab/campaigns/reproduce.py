@@ -275,7 +275,8 @@ def estimated_hours(experiment: Experiment, scale: str,
                     calibration: StudyCalibration | None | object = _UNSET
                     ) -> tuple[float, str]:
     """Host hours of the experiment's gem5 runs at ``scale``, one at a time, and how that
-    is known: "measured" (its committed smoke runs' median times the runs), "calibrated"
+    is known: "measured" (its committed smoke runs: each run's own where it is committed,
+    else the model scaled by all of them, :func:`own_ratio`), "calibrated"
     (the bench/ model scaled by what the committed smoke runs took against the model's
     smoke estimate), "study" (without committed runs of its own: the model scaled by its
     study's :class:`StudyCalibration`; pass it to save finding it again) or "model"
@@ -289,9 +290,17 @@ def estimated_hours(experiment: Experiment, scale: str,
         if isinstance(calibration, StudyCalibration):
             return model * calibration.ratio, "study"
         return model, "model"
-    if scale == "smoke":
-        return len(requests) * measured[1] / 3600.0, "measured"
     ratio = own_ratio(experiment)
+    if scale == "smoke":
+        # As the campaign prices its runs (run_seconds_estimate): each by its own committed
+        # run where there is one (an experiment's runs can differ tenfold), else by all.
+        per_label = own_run_ratios(experiment)
+
+        def seconds(r: RunRequest) -> float:
+            if _label_key(r.label) in per_label:
+                return run_host_seconds(r) * per_label[_label_key(r.label)]
+            return run_host_seconds(r) * ratio if ratio is not None else measured[1]
+        return sum(seconds(r) for r in requests) / 3600.0, "measured"
     return (model * ratio if ratio is not None else math.nan), "calibrated"
 
 
@@ -348,7 +357,7 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
         lines.append(f"  measured: its {measured[0]} committed smoke runs took a median of "
                      f"{measured[1] / 60:.1f} min of gem5 host time each (its CPU time where "
                      f"recorded, else the wall clock on the host that ran them, shared with "
-                     f"other work)")
+                     f"other work); a smoke run is priced by its own committed run")
     other = _committed_runs(experiment)[1] if backend == "gem5" else 0
     if other:
         lines.append(f"  not counted: {other} committed smoke runs of an earlier definition "
