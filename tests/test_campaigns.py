@@ -272,6 +272,33 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     assert reproduce.measured_run_seconds(e) == (3, 880.0)
 
 
+
+def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_path,
+                                                                             monkeypatch):
+    # demarchi-tail's 1500-sample runs set no size: their rows' size cells are empty.
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import reproduce
+    from schedlab.campaigns.cost import run_host_seconds
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    tail = get("demarchi-tail")
+    requests = tail.requests("smoke", "gem5")
+    path = store.committed_path("demarchi", "demarchi-tail", "smoke", "gem5")
+    path.parent.mkdir(parents=True)
+    pd.DataFrame([{**r.label, "run_id": f"r{i}", "gem5_host_s": 100.0 * (i + 1)}
+                  for i, r in enumerate(requests)]).to_csv(path, index=False)
+    assert pd.read_csv(path)["size"].isna().sum() == 2
+    ratios = reproduce.own_run_ratios(tail)
+    assert len(ratios) == len(requests)
+    estimate = reproduce.run_seconds_estimate(["demarchi-tail"], "smoke", "gem5")
+    assert [estimate(r) for r in requests] == pytest.approx(
+        [100.0 * (i + 1) for i in range(len(requests))])
+    hours, how = reproduce.estimated_hours(tail, "smoke")
+    assert how == "measured" and hours * 3600 == pytest.approx(
+        sum(100.0 * (i + 1) for i in range(len(requests))))
+    assert all(run_host_seconds(r) > 0 for r in requests)
+
 def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
     """Without committed runs of its own, an experiment's estimate is the model scaled by
     how its study's committed runs compared with the model (experiments made of the same

@@ -7,7 +7,7 @@ import pytest
 
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns import carried, demarchi
-from schedlab.campaigns.experiment import registry
+from schedlab.campaigns.experiment import label_key, registry
 from schedlab.campaigns.reproduce import carried_paths, table_paths
 from schedlab.guest import workloads
 
@@ -31,7 +31,7 @@ def _main(name, scale, kind):
 def _requests_of(name, scale, main):
     """Each committed row's request, matched by label (a run id also hashes the builds)."""
     requests = registry()[name].requests(scale, "gem5")
-    assert len({carried.label_key(r.label) for r in requests}) == len(requests)
+    assert len({label_key(r.label) for r in requests}) == len(requests)
     return carried.row_requests(main, requests)
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from schedlab import paths
 from schedlab.analysis.figures import provenance
 from schedlab.analysis.store import load_committed, save_committed
-from schedlab.campaigns.experiment import Experiment
+from schedlab.campaigns.experiment import Experiment, label_key
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
@@ -84,13 +84,6 @@ def load(where: dict[str, Path], run_ids: set[str], gem5_hash: str | None,
                    else pd.DataFrame())
             for part, t in tables.items()}
     return Carried(kept, carried)
-
-
-def label_key(label: dict) -> tuple:
-    """A request's label, or a table row's label columns, as one comparable key. A table
-    mixing requests with and without a label key (a size only some requests set) holds an
-    empty cell where a request has none, so empty cells are not part of the key."""
-    return tuple(sorted((k, str(v)) for k, v in label.items() if not pd.isna(v)))
 
 
 def row_requests(table: pd.DataFrame, requests) -> list:

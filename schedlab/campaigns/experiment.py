@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -103,6 +104,15 @@ def sampling_refusal(request: RunRequest) -> str | None:
                 "quanta run on the guest's clock, which sampling distorts, so the programs "
                 "interleave otherwise than in a full run (bench/gem5.md); do not sample")
     return None
+
+
+def label_key(label: dict) -> tuple:
+    """A request's label, or the label columns of a committed table's row, as one key that
+    compares them: as text (a table read back from CSV gives 4 for "4"), and without empty
+    cells (a table of requests of which only some set a coordinate, a size, holds an empty
+    cell where a request has none)."""
+    return tuple(sorted((k, str(v)) for k, v in label.items()
+                        if v is not None and not (isinstance(v, float) and math.isnan(v))))
 
 
 def check_definition(name: str, requests: list[RunRequest]) -> None:

@@ -39,7 +39,7 @@ from schedlab.analysis.store import (DATA, committed_path, load_committed, save_
 from schedlab.analysis.tables import table
 from schedlab.campaigns import carried, demo
 from schedlab.campaigns.cost import campaign_host_hours, run_host_seconds, unmeasured
-from schedlab.campaigns.experiment import Experiment, get, registry
+from schedlab.campaigns.experiment import Experiment, get, label_key, registry
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
 from schedlab.runs import RunRequest, request_to_data, work_key
@@ -253,19 +253,14 @@ def own_run_ratios(experiment: Experiment) -> dict[str, float]:
     seconds = _run_seconds(runs)
     measured: dict[str, list[float]] = {}
     for row, s in zip(runs[keys].to_dict("records"), seconds):
-        measured.setdefault(_label_key(row), []).append(float(s))
+        measured.setdefault(label_key(row), []).append(float(s))
     ratios = {}
     for r in smoke:
-        found = measured.get(_label_key({k: r.label.get(k) for k in keys}))
+        found = measured.get(label_key({k: r.label.get(k) for k in keys}))
         model = run_host_seconds(r)
         if found and model > 0:         # NaN: a machine bench/ has not measured
-            ratios[_label_key(r.label)] = float(pd.Series(found).median()) / model
+            ratios[label_key(r.label)] = float(pd.Series(found).median()) / model
     return ratios
-
-
-def _label_key(label: dict) -> str:
-    # Committed tables come back from CSV: compare as text (4 and "4" alike).
-    return json.dumps({k: str(v) for k, v in label.items()}, sort_keys=True)
 
 
 _UNSET = object()
@@ -290,17 +285,12 @@ def estimated_hours(experiment: Experiment, scale: str,
         if isinstance(calibration, StudyCalibration):
             return model * calibration.ratio, "study"
         return model, "model"
-    ratio = own_ratio(experiment)
     if scale == "smoke":
-        # As the campaign prices its runs (run_seconds_estimate): each by its own committed
-        # run where there is one (an experiment's runs can differ tenfold), else by all.
-        per_label = own_run_ratios(experiment)
-
-        def seconds(r: RunRequest) -> float:
-            if _label_key(r.label) in per_label:
-                return run_host_seconds(r) * per_label[_label_key(r.label)]
-            return run_host_seconds(r) * ratio if ratio is not None else measured[1]
+        # As the campaign prices its runs: each by its own committed run where there is one
+        # (an experiment's runs can differ tenfold), else by all of them.
+        seconds = run_seconds_estimate([experiment.name], scale, "gem5")
         return sum(seconds(r) for r in requests) / 3600.0, "measured"
+    ratio = own_ratio(experiment)
     return (model * ratio if ratio is not None else math.nan), "calibrated"
 
 
@@ -329,7 +319,7 @@ def run_seconds_estimate(names: list[str], scale: str, backend: str
         else:
             per_run = own_run_ratios(experiment)
         for r in experiment.requests(scale, backend):
-            ratios.setdefault(_request_key(r), per_run.get(_label_key(r.label), ratio))
+            ratios.setdefault(_request_key(r), per_run.get(label_key(r.label), ratio))
     return lambda r: run_host_seconds(r) * ratios.get(_request_key(r), 1.0)
 
 
