@@ -17,10 +17,11 @@ import time
 from itertools import product
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from schedlab.campaigns import kazempour
-from schedlab.campaigns.experiment import check_definition, get, registry
+from schedlab.campaigns.experiment import check_definition, get, label_key, registry
 from schedlab.errors import UserError
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -534,6 +535,12 @@ def test_local_campaign_runs_in_parallel_and_survives_kill_9(guest_kernel, guest
     assert figure.stat().st_size > 10_000
     meta = json.loads(figure.with_suffix(".json").read_text())
     assert meta["provenance"]["runs"] == 8 and meta["backend"] == "qemu"
+    # Its table lists the runs in the definition's order, not the order they finished in
+    # (the campaign starts the costliest first; two at a time finish in any order).
+    table = pd.read_csv(meta["data"][0]).drop_duplicates("run_id")
+    labels = [r.label for r in get("demo-affinity").requests("smoke", "qemu")]
+    assert [label_key({k: row[k] for k in labels[0]}) for _, row in table.iterrows()] \
+        == [label_key(label) for label in labels]
 
 
 @pytest.mark.timeout(600)

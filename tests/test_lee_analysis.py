@@ -158,10 +158,34 @@ def test_fig24_is_the_distribution_of_each_requests_response_time(tmp_path):
     assert len(roi) == metrics["roi_requests"]
     assert roi["response_ms"].max() == pytest.approx(metrics["roi_max_ms"], abs=1e-3)
     assert set(responses["condition"]) == {"region-partition"}
+    # The region policies do not trace sched_waking: nothing said about wake-ups.
+    assert "late_wakeup" not in responses and "wake_late" not in tables[""]
     out = lee.draw(get("lee-fig24"), tables, _ctx("lee-fig24", tables[""]),
                    tmp_path / "lee-fig24.png")
     assert [p.name for p in out] == ["lee-fig24.png", "lee-fig24--percentiles.png"]
     assert all(p.stat().st_size > 10_000 for p in out)
+
+
+def test_a_request_pending_at_a_late_wake_up_is_marked(tmp_path):
+    """The gem5 trace of a wake-up lost at the switch to the O3 cores
+    (tests/data/traces/README.md) and the first requests of the same run's ROI, as its
+    responses.csv has them: the first request, pending at the late wake-up, is marked; the
+    second, which queued behind it, and the later ones are not."""
+    text = (DATA.parent / "traces" / "gem5-mediaserver-switch.txt").read_text()
+    job = {"job": "mediaserver", "rep": 1}
+    found, late_ms = lee._job_wakeups(text, job, {"begin": 0.572266, "end": 0.634059})
+    assert found["wake_late"] == 1 and late_ms == [pytest.approx(0.124, abs=1e-3)]
+    folder = tmp_path / "artifacts" / "mediaserver" / "1"
+    folder.mkdir(parents=True)
+    (folder / "responses.csv").write_text(
+        "arrival_ms,response_ms,in_roi\n-0.6665,0.5014,0\n0.1346,1.0908,1\n"
+        "0.9333,0.5124,1\n1.7335,0.2219,1\n")
+    marked = [r["late_wakeup"] for r in lee._responses(tmp_path, job, {}, late_ms)]
+    assert marked == [False, True, False, False]
+    assert all("late_wakeup" not in r for r in lee._responses(tmp_path, job, {}))
+    # Without ROI marks or sched_waking lines there is nothing to say.
+    assert lee._job_wakeups(text, job, {}) == ({}, None)
+    assert lee._job_wakeups("", job, {"begin": 0.0, "end": 1.0}) == ({}, None)
 
 
 @pytest.mark.parametrize("changes,expected", [

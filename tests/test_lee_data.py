@@ -4,6 +4,7 @@ repetitions that are distinct simulations."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from conftest import committed_gem5_runs_check
@@ -94,3 +95,49 @@ def test_fig24s_percentile_bars_show_the_runs_and_no_negative_time(drawn_figure,
         dots = [line for line in ax.get_lines() if line.get_marker() == "o"]
         runs = frame[frame["machine"] == ax.get_title()]
         assert sum(len(d.get_xdata()) for d in dots) == 2 * len(runs)
+
+
+@pytest.mark.skipif("lee-fig24" not in COMMITTED, reason="lee-fig24 not committed")
+def test_fig24s_late_requests_in_traced_runs_waited_for_a_lost_wake_up():
+    """What the reading says of Fig. 24: where a run traced its wake-ups (the default
+    scheduler's runs), every request of the ROI past the deadline (the period) was pending
+    while one of the server's threads was woken late onto an idle CPU, and every such
+    wake-up came within the first tick after the switch to the O3 cores (gem5 does not carry
+    the MWAIT monitor across it: configs/README.md, "Periodic tick")."""
+    paths = table_paths(registry()["lee-fig24"], "smoke", "gem5")
+    main, responses = load_committed(paths[""]), load_committed(paths["responses"])
+    traced = main[main["wake_onto_idle"].notna()]
+    assert len(traced) == 8 and set(traced["policy"]) == {"vanilla"}
+    roi = responses[(responses["in_roi"] == 1) & responses["run_id"].isin(traced["run_id"])]
+    period_ms = 1e3 / main["rate"].iloc[0]
+    past = roi[roi["response_ms"] > period_ms]
+    assert len(past) >= 1 and past["late_wakeup"].astype(bool).all(), past
+    marked = roi[roi["late_wakeup"].astype(bool)]
+    assert len(marked) == traced["wake_late"].sum()
+    assert (marked["arrival_ms"] < 1.0).all(), marked
+    # The percentile bars' caption says whose maxima they are.
+    from schedlab.analysis import lee
+    assert lee._late_wakeup_note(responses).startswith(
+        f" In {len(marked)} of the 8 runs that traced their wake-ups, the slowest request")
+
+
+@pytest.mark.skipif("lee-fig9" not in COMMITTED, reason="lee-fig9 not committed")
+def test_fig9s_moves_never_waited_for_a_tick():
+    """What Fig. 9's reading says: memlat's micro-schedules in the ROI come at even
+    intervals, so none of its moves onto an idle CPU waited for that CPU's tick (which a
+    wake-up lost at the switch to the O3 cores would: up to 1 ms, against intervals of
+    0.6 to 5.6 ms)."""
+    paths = table_paths(registry()["lee-fig9"], "smoke", "gem5")
+    main, events = load_committed(paths[""]), load_committed(paths["events"])
+    micro = events[(events["event"] == "micro") & (events["whose"] == "job")].merge(
+        main[["run_id", "roi_start_s", "roi_end_s"]], on="run_id")
+    micro = micro[micro["time_s"].between(micro["roi_start_s"], micro["roi_end_s"])]
+    runs = 0
+    for run_id, g in micro.groupby("run_id"):
+        times = g["time_s"].sort_values().to_numpy()
+        intervals = times[1:] - times[:-1]
+        typical = float(pd.Series(intervals).median())
+        assert intervals.max() < 1.05 * typical, run_id
+        assert times[0] - g["roi_start_s"].iloc[0] < 1.05 * typical, run_id
+        runs += 1
+    assert runs == (main["micro_in_roi"] > 0).sum() >= 10

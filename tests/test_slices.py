@@ -99,3 +99,11 @@ def test_turns_before_the_benchmark_arrived_are_not_quanta():
     assert shared[0].pid == 74
     report = slices.quantum_report(switches, 0, {71, 74}, 10.0, since_pid=74)
     assert report["full_turns"] == len(shared) - 2 and max(report["lengths_ms"]) < 50
+
+
+def test_lost_events_are_written_minus_kept_over_every_header():
+    header = "# entries-in-buffer/entries-written: {}/{}   #P:4\n"
+    assert slices.trace_lost_events(header.format(1818, 1818)) == 0
+    assert slices.trace_lost_events(header.format(100, 150) + "x\n"
+                                    + header.format(10, 12)) == 52
+    assert slices.trace_lost_events("no header\n") == 0

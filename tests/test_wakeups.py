@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.analysis import wakeups
+from schedlab.analysis import slices, wakeups
 
 TRACE = Path(__file__).resolve().parent / "data" / "traces" / "gem5-mixer-default-idle.txt.gz"
 MIXER = set(range(76, 83))     # the run's tids.csv: wave0-3, mixer0-2
@@ -17,7 +17,7 @@ MIXER = set(range(76, 83))     # the run's tids.csv: wave0-3, mixer0-2
 @pytest.fixture(scope="module")
 def found():
     text = gzip.decompress(TRACE.read_bytes()).decode()
-    assert wakeups.trace_lost_events(text) == 0
+    assert slices.trace_lost_events(text) == 0
     return wakeups.wakeups(text, MIXER)
 
 
@@ -100,3 +100,32 @@ def test_a_wake_up_queued_behind_another_task_is_slow_not_late():
     assert not w.late
     s = wakeups.summary(found)
     assert s["late"] == 0 and s["slow"] >= 1
+
+
+SWITCH = TRACE.parent / "gem5-mediaserver-switch.txt"
+
+
+def test_a_job_s_wake_ups_are_its_threads_in_its_roi():
+    """The media server's worker, woken onto CPU 0 that slept in MWAIT across the switch
+    to the O3 cores (tests/data/traces/README.md): late; its later wake-ups are prompt."""
+    text = SWITCH.read_text()
+    roi = (0.572266, 0.634059)
+    found = wakeups.of_job(text, "mediaserver", roi)
+    assert found and {w.pid for w in found} == {67, 68}
+    assert all(roi[0] <= w.waking_s <= roi[1] for w in found)
+    late = [w for w in found if w.late]
+    assert [(w.pid, w.target) for w in late] == [(68, 0)]
+    assert late[0].waking_s == pytest.approx(0.572390)
+    assert late[0].latency_us == pytest.approx(869, abs=1)
+    assert max(w.latency_us for w in found if not w.late) < 10
+    # The trace holds the same threads' wake-ups before the ROI too (the Atomic cores).
+    before = wakeups.of_job(text, "mediaserver", (0.5710, roi[0]))
+    assert before and all(w.waking_s < roi[0] for w in before)
+    assert wakeups.of_job(text, "omnetpp", roi) == []
+
+
+def test_columns_are_the_summary_as_wake_columns():
+    found = wakeups.of_job(SWITCH.read_text(), "mediaserver", (0.572266, 0.634059))
+    cols = wakeups.columns(found)
+    assert cols["wake_late"] == 1 and cols["wake_max_us"] == pytest.approx(869, abs=1)
+    assert set(cols) == {f"wake_{k}" for k in wakeups.summary(found)}

@@ -49,6 +49,7 @@ import pandas as pd
 from matplotlib.patches import Patch
 
 from schedlab.analysis.figures import FigureContext, finish
+from schedlab.analysis.slices import trace_lost_events
 from schedlab.analysis.tables import rows
 from schedlab.guest.pools import parse_pool_cpus
 
@@ -76,7 +77,6 @@ _PLACE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(
 _RELEASE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+"
                       r"(?P<ts>\d+\.\d+): sched_pool_release: pid=(?P<pid>\d+)"
                       r" tgid=(?P<tgid>\d+) cpu=(?P<cpu>\d+)$")
-_WRITTEN = re.compile(r"entries-in-buffer/entries-written: (\d+)/(\d+)")
 
 
 def parse_pool_trace(text: str) -> pd.DataFrame:
@@ -98,11 +98,6 @@ def parse_pool_trace(text: str) -> pd.DataFrame:
                         "pid": int(m["pid"]), "tgid": int(m["tgid"]),
                         "pool": pool_of_cpu.get(cpu, -1), "cpu": cpu})
     return pd.DataFrame(out, columns=["ts", "event", "kind", "pid", "tgid", "pool", "cpu"])
-
-
-def trace_lost(text: str) -> int:
-    """Events the trace buffer overwrote (written - in the buffer, summed over its header)."""
-    return sum(int(w) - int(b) for b, w in _WRITTEN.findall(text))
 
 
 def parse_spans(metrics: dict) -> pd.DataFrame:
@@ -138,7 +133,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         trace_path = d / "artifacts" / "trace.txt"
         text = trace_path.read_text(errors="replace") if trace_path.is_file() else ""
         trace = parse_pool_trace(text)
-        row["trace_lost_events"] = trace_lost(text)
+        row["trace_lost_events"] = trace_lost_events(text)
         for kind in ("first", "expand", "spill", "fail"):
             row[f"placed_{kind}"] = int((trace["kind"] == kind).sum())
         row["released"] = int((trace["event"] == "release").sum())

@@ -152,9 +152,8 @@ def _wakeups(text: str, pids: set[int]) -> dict:
     run's scheduler trace; nothing for runs traced without sched_waking."""
     if not pids or "sched_waking:" not in text:
         return {}
-    found = wakeups.summary(wakeups.wakeups(text, pids))
-    return {"trace_lost_events": wakeups.trace_lost_events(text),
-            **{f"wake_{k}": v for k, v in found.items()}}
+    return {"trace_lost_events": slices.trace_lost_events(text),
+            **wakeups.columns(wakeups.wakeups(text, pids))}
 
 
 def halving(samples: pd.DataFrame) -> pd.DataFrame:

@@ -26,9 +26,13 @@ Compact tables:
   ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
   ``ended_in_roi`` (the job exited before its duration: its ROI ends there),
   ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
+  where the run traced ``sched_waking`` (the default scheduler's runs), the job's threads'
+  wake-ups in its ROI (``wake_onto_idle``, ``wake_late``, ``wake_max_us``, ...:
+  ``schedlab/analysis/wakeups.py``; gem5 loses some wake-ups of idle CPUs);
 - ``"responses"``: the media server's requests, one row each (its ``responses.csv``):
   the run's coordinates, job, job_rep, arrival_ms (after its ROI's start), response_ms,
-  in_roi;
+  in_roi, and where wake-ups were traced ``late_wakeup`` (one of the job's threads was
+  woken late onto an idle CPU while the request was pending);
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
   region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
@@ -56,10 +60,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from schedlab.analysis.brecht import trace_lost
+from schedlab.analysis import wakeups
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
                                        finish, metric_label, paired_bars, plain_log_ticks)
-from schedlab.analysis.slices import roi_marks
+from schedlab.analysis.slices import roi_marks, trace_lost_events
 from schedlab.analysis.tables import rows
 
 _LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):"
@@ -219,11 +223,13 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             if "frames_fnv" in job.get("metrics", {}):   # memlat: which pages it had
                 row["frames_fnv"] = job["metrics"]["frames_fnv"]
             row.update(region_counters(d, job))
+            edges = marks.get((job["job"], job["rep"]), {})
+            found, late_ms = _job_wakeups(text, job, edges)
+            row.update(found)
             if text:
-                row["trace_lost_events"] = trace_lost(text)
+                row["trace_lost_events"] = trace_lost_events(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
-                                     req.get("duration"), row["wall_s"],
-                                     marks.get((job["job"], job["rep"]))))
+                                     req.get("duration"), row["wall_s"], edges))
                 job_pids.add(job["pid"])
                 execs = trace[(trace["tgid"] == job["pid"]) & (trace["event"] == "exec")]
                 if t0 is None and len(execs):
@@ -231,7 +237,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             main.append(row)
             responses += _responses(d, job, {k: row[k] for k in ("run_id", "machine", "policy",
                                                                  *res.get("label", {}))
-                                             if k in row})
+                                             if k in row}, late_ms)
         if trace.empty or not main:
             continue
         coords = {k: v for k, v in main[-1].items()
@@ -278,13 +284,38 @@ def region_counters(run_dir: Path, job: dict) -> dict[str, float]:
     return out
 
 
-def _responses(run_dir: Path, job: dict, coords: dict) -> list[dict]:
-    """The media server's requests of one job repetition (its ``responses.csv``)."""
+# The launcher marks the ROI's begin in the trace a little before the media server stamps
+# its own start (10 to 20 us on gem5), so a request's arrival on the trace's clock is known
+# to about that: a late wake-up counts as the request's from this much before its arrival.
+ARRIVAL_SLACK_MS = 0.1
+
+
+def _job_wakeups(text: str, job: dict, edges: dict[str, float]) -> tuple[dict, list | None]:
+    """A job's wake-ups in its ROI (schedlab/analysis/wakeups.py): its ``wake_*`` columns
+    and when its late ones began (ms after the ROI's begin mark); nothing where the run did
+    not trace ``sched_waking`` (the region policies do not) or has no ROI marks."""
+    if "sched_waking:" not in text or not {"begin", "end"} <= edges.keys():
+        return {}, None
+    found = wakeups.of_job(text, job["job"], (edges["begin"], edges["end"]))
+    return (wakeups.columns(found),
+            [1e3 * (w.waking_s - edges["begin"]) for w in found if w.late])
+
+
+def _responses(run_dir: Path, job: dict, coords: dict,
+               late_ms: list[float] | None = None) -> list[dict]:
+    """The media server's requests of one job repetition (its ``responses.csv``); with the
+    job's late wake-ups (``late_ms``), whether one came while a request was pending."""
     path = run_dir / "artifacts" / job["job"] / str(job["rep"]) / "responses.csv"
     if not path.is_file():
         return []
-    return [{**coords, "job": job["job"], "job_rep": job["rep"], **r}
-            for r in pd.read_csv(path).to_dict("records")]
+    out = [{**coords, "job": job["job"], "job_rep": job["rep"], **r}
+           for r in pd.read_csv(path).to_dict("records")]
+    if late_ms is not None:
+        for r in out:
+            r["late_wakeup"] = any(
+                r["arrival_ms"] - ARRIVAL_SLACK_MS <= t <= r["arrival_ms"] + r["response_ms"]
+                for t in late_ms)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -639,14 +670,24 @@ def _response_ecdf(frame: pd.DataFrame, responses: pd.DataFrame, ctx: FigureCont
                              squeeze=False)
     for ax, machine in zip(axes[0], machines):
         sel = roi[roi["machine"] == machine]
+        late_x, late_y = [], []
         for cond in ("alone", "vanilla", "region-partition"):
-            times = np.sort(sel[sel["condition"] == cond]["response_ms"].to_numpy())
+            part = sel[sel["condition"] == cond].sort_values("response_ms", kind="stable")
+            times = part["response_ms"].to_numpy()
             if len(times):
-                runs = sel[sel["condition"] == cond]["run_id"].nunique()
-                ax.step(times, np.arange(1, len(times) + 1) / len(times), where="post",
-                        color=POLICY_COLOURS[cond],
+                shares = np.arange(1, len(times) + 1) / len(times)
+                runs = part["run_id"].nunique()
+                ax.step(times, shares, where="post", color=POLICY_COLOURS[cond],
                         label=f"{cond} ({len(times)} requests, {runs} run"
                               f"{'s' if runs != 1 else ''})")
+                if "late_wakeup" in part:
+                    late = part["late_wakeup"].eq(True).to_numpy()
+                    late_x += list(times[late])
+                    late_y += list(shares[late])
+        if late_x:
+            ax.plot(late_x, late_y, "x", color="black", markersize=7,
+                    label="a request pending while one of its threads was woken late onto "
+                          "an idle CPU")
         rates = frame[frame["machine"] == machine].get("rate", pd.Series(dtype=float))
         for rate in rates.dropna().unique():
             ax.axvline(1e3 / rate, color="black", linestyle="--", linewidth=0.8,
@@ -662,8 +703,31 @@ def _response_ecdf(frame: pd.DataFrame, responses: pd.DataFrame, ctx: FigureCont
                   "arrival, each request's own, from its responses.csv) over the requests that "
                   "arrived in its ROI (on QEMU its whole life), as cumulative distributions: "
                   "alone, beside omnetpp with the default scheduler, beside it with "
-                  "partitioning that favours the media server; the repetitions pooled. The "
-                  "percentiles per run: the --percentiles figure." + _timing_note(ctx))
+                  "partitioning that favours the media server; the repetitions pooled. x: "
+                  f"a request during which one of the server's threads waited more than "
+                  f"{wakeups.LATE_US:.0f} µs for an idle CPU to notice its wake-up (gem5 "
+                  "loses some: configs/README.md, 'Periodic tick'; traced in the default "
+                  "scheduler's runs only). The percentiles per run: the --percentiles figure."
+                  + _timing_note(ctx))
+
+
+def _late_wakeup_note(responses: pd.DataFrame | None) -> str:
+    """Fig. 24's percentiles: how many runs' slowest request was pending at a late wake-up
+    (a run's maximum and, with some 80 requests, most of its 99th percentile)."""
+    if responses is None or "late_wakeup" not in responses:
+        return ""
+    roi = responses[responses["in_roi"].astype(bool)].dropna(subset=["late_wakeup"])
+    if roi.empty:
+        return ""
+    slowest = roi.loc[roi.groupby("run_id")["response_ms"].idxmax()]
+    late = int(slowest["late_wakeup"].astype(bool).sum())
+    if not late:
+        return ""
+    return (f" In {late} of the {len(slowest)} runs that traced their wake-ups, the slowest "
+            f"request was pending while one of the server's threads waited more than "
+            f"{wakeups.LATE_US:.0f} µs for an idle CPU to notice its wake-up (gem5 loses "
+            f"some: configs/README.md, 'Periodic tick'), which sets that run's maximum and "
+            f"most of its 99th percentile.")
 
 
 def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
@@ -689,7 +753,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
             "The media server's response-time percentiles over the requests that arrived "
             "in its ROI (its own measurement; on QEMU its whole life): alone, beside omnetpp "
             "with the default scheduler, beside it with partitioning that favours the media "
-            "server.")
+            "server." + _late_wakeup_note(responses))
     if name == "lee-fig25":
         return _consolidation(frame, [(("roi_ms_per_row", "roi_cpu_ms_per_row"),
                                        "ms per image row (guest clock)"),

@@ -30,6 +30,17 @@ _SWITCH = re.compile(
     r"next_comm=(?P<next_comm>.*?) next_pid=(?P<next_pid>-?\d+) next_prio=(?P<next_prio>-?\d+)")
 
 
+# "# entries-in-buffer/entries-written: 138/138   #P:2"
+_ENTRIES = re.compile(r"entries-in-buffer/entries-written: (\d+)/(\d+)")
+
+
+def trace_lost_events(text: str) -> int:
+    """Events the ring buffer dropped (written minus kept, from the trace's header, summed
+    over every header the text holds): a latency or a count taken across the gap would be
+    wrong."""
+    return sum(int(written) - int(kept) for kept, written in _ENTRIES.findall(text))
+
+
 @dataclass(frozen=True)
 class Switch:
     cpu: int

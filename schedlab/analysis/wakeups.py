@@ -37,8 +37,6 @@ _WAKING = re.compile(r"\[(?P<cpu>\d+)\]\s+\S+\s+(?P<time>\d+\.\d+): sched_waking
 _MIGRATE = re.compile(r"\[(?P<cpu>\d+)\]\s+\S+\s+(?P<time>\d+\.\d+): sched_migrate_task: "
                       r"comm=.*? pid=(?P<pid>\d+) prio=-?\d+ orig_cpu=\d+ "
                       r"dest_cpu=(?P<dest>\d+)")
-# "# entries-in-buffer/entries-written: 138/138   #P:2"
-_ENTRIES = re.compile(r"entries-in-buffer/entries-written: (\d+)/(\d+)")
 # A wake-up onto an idle CPU later than this waited for something else than the CPU's own
 # exit from idle (microseconds on the modelled cores): on gem5, a missed MWAIT wake-up.
 LATE_US = 100.0
@@ -58,13 +56,6 @@ class Wakeup:
     @property
     def late(self) -> bool:
         return self.onto_idle and self.idle_exit_us > LATE_US
-
-
-def trace_lost_events(text: str) -> int:
-    """Events the ring buffer dropped (written minus kept, from the trace header): a
-    latency computed across a gap would be wrong."""
-    m = _ENTRIES.search(text)
-    return int(m[2]) - int(m[1]) if m else 0
 
 
 def migrations(text: str, pids: set[int]) -> dict[int, int]:
@@ -92,6 +83,13 @@ def wakeups(text: str, pids: set[int] | None = None) -> list[Wakeup]:
                                int(m["dest"])))
     events += [(s.time_s, 2, "switch", s) for s in parse_switches(text)]
     return _match(sorted(events, key=lambda e: (e[0], e[1])))
+
+
+def of_job(text: str, comm: str, window: tuple[float, float]) -> list[Wakeup]:
+    """The wake-ups of a job's threads, named by the job's command (as the kernel truncates
+    it, to 15 characters), that began inside ``window`` (trace seconds): its ROI."""
+    name = comm[:15]
+    return [w for w in wakeups(text) if w.comm == name and window[0] <= w.waking_s <= window[1]]
 
 
 @dataclass
@@ -151,3 +149,8 @@ def summary(found: list[Wakeup]) -> dict:
             "late_added_ms": sum(x - typical for x in late) / 1e3,
             "slow": sum(w.latency_us > LATE_US for w in found),
             "max_us": max((w.latency_us for w in found), default=0.0)}
+
+
+def columns(found: list[Wakeup]) -> dict:
+    """summary() as a run table's ``wake_*`` columns."""
+    return {f"wake_{k}": v for k, v in summary(found).items()}

@@ -503,7 +503,10 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         if todo:
             report = run_requests(todo, f"{name}-{scale}", jobs, executor, say, slurm or {},
                                   run_seconds_estimate([name], scale, backend))
-            fresh = collect(experiment, report.run_dirs())
+            # In the requests' order, not the order the runs finished in: a table made
+            # again from the same runs reads the same.
+            finished = set(report.run_dirs())
+            fresh = collect(experiment, [d for d in dirs if d in finished])
         tables = found.merged(fresh)
         for part, path in where.items():
             save_committed(tables[part], path)
