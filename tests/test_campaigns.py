@@ -697,6 +697,27 @@ def test_carried_rows_of_another_gem5_binary_run_again(tmp_path):
 
 
 
+def test_carried_runs_without_events_merge_with_fresh_runs_with_them(tmp_path):
+    """Fig. 25's first carried runs (the default scheduler) had no region events: their
+    events table is an empty CSV, which reads back without columns; the partitioned runs
+    made later have events, and the other way round."""
+    from schedlab.campaigns import carried
+    where = carried.paths_for(get("lee-fig25"), "smoke", "gem5", ("", "events"), tmp_path)
+    carried.save({"": pd.DataFrame({"run_id": ["a"], "gem5_hash": ["h1"]}),
+                  "events": pd.DataFrame()}, where)
+    found = carried.load(where, {"a"}, "h1", lambda s: None)
+    assert found.run_ids == {"a"}
+    fresh = {"": pd.DataFrame({"run_id": ["b"], "gem5_hash": ["h1"]}),
+             "events": pd.DataFrame({"run_id": ["b", "b"], "event": ["change", "micro"]})}
+    merged = found.merged(fresh)
+    assert list(merged[""]["run_id"]) == ["a", "b"]
+    assert list(merged["events"]["event"]) == ["change", "micro"]
+    # Carried events, fresh runs without any.
+    found.tables["events"] = fresh["events"]
+    merged = found.merged({"": fresh[""], "events": pd.DataFrame()})
+    assert list(merged["events"]["run_id"]) == ["b", "b"]
+
+
 def test_the_carried_tables_note_says_what_they_hold_and_what_is_left(tmp_path):
     import pandas as pd
     from schedlab.campaigns import carried

@@ -45,9 +45,15 @@ class Carried:
         out = {}
         for part, carried in self.tables.items():
             fresh = tables.get(part, pd.DataFrame())
-            if "run_id" in fresh:
+            # A part can be empty on either side (runs without region events): an empty
+            # CSV reads back without columns.
+            if "run_id" in fresh and "run_id" in carried:
                 carried = carried[~carried["run_id"].isin(set(fresh["run_id"]))]
-            out[part] = pd.concat([carried, fresh], ignore_index=True) if len(fresh) else carried
+            if not len(fresh):
+                out[part] = carried
+            else:
+                out[part] = pd.concat([carried, fresh], ignore_index=True) if len(carried) \
+                    else fresh
         return out
 
 
