@@ -37,6 +37,14 @@ LABELS = {
     "roi_accesses_per_sec": "memlat accesses per second in the ROI (guest clock)",
     "wall_s": "elapsed time (s, guest clock)",
     "task_llc_mpki": "the job's last-level cache misses per 1000 instructions",
+    "task_l1d_mpki": "the job's L1 D-cache misses per 1000 instructions",
+    # Study 3's consolidated programs, over their ROI (Figs. 24 and 25).
+    "roi_ms_per_row": "elapsed time per image row in the ROI (ms)",
+    "roi_cpu_ms_per_row": "CPU time per image row in the ROI, all threads (ms)",
+    "roi_p50_ms": "median response time in the ROI (ms)",
+    "roi_p90_ms": "90th percentile (ms)",
+    "roi_p99_ms": "99th percentile (ms)",
+    "roi_max_ms": "slowest request in the ROI (ms)",
     "micro_per_s": "micro-schedules per second of the ROI (guest clock)",
 }
 # Units of the metric families that have no entry of their own in LABELS.

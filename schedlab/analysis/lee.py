@@ -54,6 +54,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -650,8 +651,8 @@ def _consolidation(frame: pd.DataFrame, panels: list[tuple[tuple[str, ...], str]
                     if m in part:
                         ax.plot([x] * part[m].notna().sum(), part[m].dropna(), "o",
                                 color="black", markersize=3, zorder=3)
-            ax.set_xticks(range(len(metrics)), [metric_label(m) for m in metrics],
-                          fontsize=7)
+            ax.set_xticks(range(len(metrics)),
+                          [textwrap.fill(metric_label(m), 26) for m in metrics], fontsize=7)
             ax.set_ylabel(ylabel, fontsize=8)
             ax.set_title(machine, fontsize=8)
             ax.legend(fontsize=7)
