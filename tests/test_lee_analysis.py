@@ -332,6 +332,21 @@ def test_the_other_figures_draw(tables, tmp_path, name, relabel):
     assert out and all(p.is_file() for p in out)
 
 
+def test_a_partial_figure_of_default_scheduler_runs_only_draws(tmp_path):
+    """lee-fig17's first finished runs were the default scheduler's: no micro-schedule
+    column at all (no region trace). The 2 real gem5 runs as their partial table has them
+    (the columns the figure reads)."""
+    frame = pd.DataFrame({
+        "machine": ["clovertown-x5365"] * 2, "benchmark": ["libquantum"] * 2,
+        "policy": ["vanilla"] * 2, "rep": [0, 1],
+        "run_id": ["clovertown-x5365--libquantum--cbf4a127c1c9",
+                   "clovertown-x5365--libquantum--dd236b811fb8"],
+        "task_ipc": [1.374344, 1.374273], "task_llc_mpki": [0.416385, 0.416600]})
+    out = lee.draw(get("lee-fig17"), {"": frame, "events": pd.DataFrame()},
+                   _ctx("lee-fig17", frame), tmp_path / "lee-fig17.png")
+    assert out and all(p.is_file() for p in out)
+
+
 def test_fig9_has_on_every_machine_a_pair_too_large_for_one_cache():
     """Unification can only gain capacity where two regions overflow one last-level cache:
     every machine's smoke sizes reach that point, and keep the paper's smaller points."""

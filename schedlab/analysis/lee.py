@@ -553,8 +553,10 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
     metric = experiment.metric
     if not _has(frame, metric):
         metric = "micro_per_s"          # QEMU: no attributed IPC
-    frame = frame.assign(micro_per_s=frame["micro_per_s"].fillna(0.0)) \
-        if "micro_per_s" in frame else frame
+    # The default scheduler makes no micro-schedules: its runs (all of a partial figure's,
+    # maybe) count none.
+    frame = frame.assign(micro_per_s=frame["micro_per_s"].fillna(0.0)
+                         if "micro_per_s" in frame else 0.0)
     machines = _per_machine(frame)
     panels = _benchmark_panels(frame, metric)
     fig, axes = plt.subplots(len(panels), len(machines),
