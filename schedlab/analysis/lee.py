@@ -707,11 +707,15 @@ def _response_ecdf(frame: pd.DataFrame, responses: pd.DataFrame, ctx: FigureCont
                   "arrived in its ROI (on QEMU its whole life), as cumulative distributions: "
                   "alone, beside omnetpp with the default scheduler, beside it with "
                   "partitioning that favours the media server; the repetitions pooled. x: "
-                  f"a request during which one of the server's threads waited more than "
-                  f"{wakeups.LATE_US:.0f} µs for an idle CPU to notice its wake-up (gem5 "
-                  "loses some: configs/README.md, 'Periodic tick'; traced in the default "
-                  "scheduler's runs only). The percentiles per run: the --percentiles figure."
+                  f"a request during which {LATE_WAKEUP} (traced in the default scheduler's "
+                  "runs only). The percentiles per run: the --percentiles figure."
                   + _timing_note(ctx))
+
+
+# What a request marked ``late_wakeup`` waited for, as Fig. 24's captions say it.
+LATE_WAKEUP = (f"one of the server's threads waited more than {wakeups.LATE_US:.0f} µs for an "
+               "idle CPU to notice its wake-up (gem5 loses some: configs/README.md, "
+               "'Periodic tick')")
 
 
 def _late_wakeup_note(responses: pd.DataFrame | None) -> str:
@@ -727,10 +731,8 @@ def _late_wakeup_note(responses: pd.DataFrame | None) -> str:
     if not late:
         return ""
     return (f" In {late} of the {len(slowest)} runs that traced their wake-ups, the slowest "
-            f"request was pending while one of the server's threads waited more than "
-            f"{wakeups.LATE_US:.0f} µs for an idle CPU to notice its wake-up (gem5 loses "
-            f"some: configs/README.md, 'Periodic tick'), which sets that run's maximum and "
-            f"most of its 99th percentile.")
+            f"request was pending while {LATE_WAKEUP}, which sets that run's maximum and most "
+            f"of its 99th percentile.")
 
 
 def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,

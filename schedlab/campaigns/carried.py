@@ -49,11 +49,8 @@ class Carried:
             # CSV reads back without columns.
             if "run_id" in fresh and "run_id" in carried:
                 carried = carried[~carried["run_id"].isin(set(fresh["run_id"]))]
-            if not len(fresh):
-                out[part] = carried
-            else:
-                out[part] = pd.concat([carried, fresh], ignore_index=True) if len(carried) \
-                    else fresh
+            kept = [t for t in (carried, fresh) if len(t)]
+            out[part] = pd.concat(kept, ignore_index=True) if kept else carried
         return out
 
 
