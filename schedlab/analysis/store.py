@@ -61,6 +61,8 @@ def load_committed(path: Path) -> pd.DataFrame | None:
     if not path.is_file():
         return None
     try:
-        return pd.read_csv(path)
+        # pandas 3 leaves each column of a read table in a block of its own; a wide table
+        # then warns (PerformanceWarning) at every column a figure adds. copy() joins them.
+        return pd.read_csv(path).copy()
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
