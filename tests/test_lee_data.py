@@ -141,3 +141,22 @@ def test_fig9s_moves_never_waited_for_a_tick():
         assert times[0] - g["roi_start_s"].iloc[0] < 1.05 * typical, run_id
         runs += 1
     assert runs == (main["micro_in_roi"] > 0).sum() >= 10
+
+
+@pytest.mark.parametrize("name", ["lee-fig24", "lee-fig25"])
+def test_beside_omnetpp_the_job_and_omnetpp_had_caches_of_their_own(name):
+    """What Figs. 24 and 25's readings say of where the programs were: in every run beside
+    omnetpp, the default scheduler's (its switches) and partitioning's (its regions), the
+    job and omnetpp were on different last-level caches, neither on two."""
+    if name not in COMMITTED:
+        pytest.skip(f"{name} not committed")
+    main = _main(name)
+    beside = main[main["condition"] != "alone"]
+    assert len(beside) == 8
+    assert set(beside["placement_from"]) == {"switches", "regions"}
+    assert (beside["placement_share"] == 1).all()
+    for text in beside["llc_placement"]:
+        caches = text.split(" | ")
+        assert len(caches) == 2, text
+        assert sorted(c.split(": ")[1] for c in caches) == sorted(["omnetpp",
+                                                                   f"{main['job'][0]} (job)"])

@@ -28,7 +28,10 @@ Compact tables:
   ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
   where the run traced ``sched_waking`` (the default scheduler's runs), the job's threads'
   wake-ups in its ROI (``wake_onto_idle``, ``wake_late``, ``wake_max_us``, ...:
-  ``schedlab/analysis/wakeups.py``; gem5 loses some wake-ups of idle CPUs);
+  ``schedlab/analysis/wakeups.py``; gem5 loses some wake-ups of idle CPUs); where the
+  launcher marked the ROI, where the run's programs were in it (``placement_from``,
+  ``llc_placement``, ``placement_share``: ``schedlab/analysis/placement.py``; from the
+  switches where the run traced them, else from the regions mapped when it began);
 - ``"responses"``: the media server's requests, one row each (its ``responses.csv``):
   the run's coordinates, job, job_rep, arrival_ms (after its ROI's start), response_ms,
   in_roi, and where wake-ups were traced ``late_wakeup`` (one of the job's threads was
@@ -61,7 +64,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from schedlab.analysis import wakeups
+from schedlab.analysis import placement, wakeups
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
                                        finish, metric_label, paired_bars, plain_log_ticks)
 from schedlab.analysis.slices import roi_marks, trace_lost_events
@@ -195,17 +198,13 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     return out
 
 
-def _request_jobs(run_dir: Path) -> list[dict]:
-    spec = json.loads((run_dir / "spec.json").read_text())
-    return spec["request"]["jobs"]
-
-
 def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """The compact tables of study 3's runs (see the module's docstring)."""
     main, events, responses = [], [], []
     for d in run_dirs:
         res = json.loads((d / "results.json").read_text())
-        requested = _request_jobs(d)
+        spec = json.loads((d / "spec.json").read_text())
+        requested = spec["request"]["jobs"]
         trace_path = d / "artifacts" / "trace.txt"
         text = trace_path.read_text(errors="replace") if trace_path.is_file() else ""
         trace = parse_region_trace(text)
@@ -227,6 +226,8 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             edges = marks.get((job["job"], job["rep"]), {})
             found, late_ms = _job_wakeups(text, job, edges)
             row.update(found)
+            window = (edges["begin"], edges["end"]) if len(edges) == 2 else None
+            row.update(placement.of_job(text, trace, spec, job["job"], job["pid"], window))
             if text:
                 row["trace_lost_events"] = trace_lost_events(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),

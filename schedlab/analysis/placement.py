@@ -1,0 +1,196 @@
+"""Where a run's programs were during a job's region of interest: the last-level cache of
+each, which is what study 3's cache balancing and partitioning decide.
+
+Two sources, by what the run traced:
+
+- ``sched_switch`` (the default scheduler's runs): the seconds each task ran on each cache
+  inside the window, replaying every CPU's switches (the task on a CPU when the window
+  opens is the last one switched in before it). This is where the tasks ran.
+- region mappings (the region policies, which trace no switches): the cache of the regions
+  a process had mapped when the window opened, weighted by their pages. This is where the
+  region scheduler keeps the process's threads, not a measurement of where they ran.
+
+A program is named by its workload and the arguments that tell it apart from the run's
+other programs of that workload (memlat's region size; seeds aside). The guest starts the
+background programs in the spec's order, one after another from one shell, so the k-th
+background program of a workload has the k-th lowest of their pids; the job's pid is in
+its results (a threaded job is placed by its main thread). A background workload the trace
+shows with more pids than programs (threads: ``sched_switch`` does not name a thread's
+process) is left out rather than guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pandas as pd
+
+from schedlab.analysis.slices import Switch, parse_switches
+
+# The task name the kernel keeps (TASK_COMM_LEN - 1 characters).
+COMM_CHARS = 15
+
+
+def llc_of_cpu(machine: dict) -> dict[int, int]:
+    """CPU -> its last-level cache, numbered as the kernel's region tracepoints number it
+    (the cache's first CPU), from a run's machine description (spec.json's)."""
+    llc = next(c for c in machine["caches"] if c["name"] == machine["llc"])
+    return {cpu: min(group) for group in llc["groups"] for cpu in group}
+
+
+def seconds_on_cache(switches: list[Switch], window: tuple[float, float],
+                     llc: dict[int, int]) -> dict[int, dict[int, float]]:
+    """pid -> cache -> seconds it ran there inside ``window`` (trace seconds); the idle
+    task (pid 0) left out."""
+    start, end = window
+    out: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    by_cpu: dict[int, list[Switch]] = defaultdict(list)
+    for s in switches:
+        by_cpu[s.cpu].append(s)
+    for cpu, seq in by_cpu.items():
+        before = [s for s in seq if s.time_s <= start]
+        inside = [s for s in seq if start < s.time_s < end]
+        # Before the CPU's first switch in the trace its task is the one that switch ends.
+        running = before[-1].next_pid if before else (inside[0].prev_pid if inside else None)
+        since = start
+        for s in inside:
+            if running:
+                out[running][llc[cpu]] += s.time_s - since
+            running, since = s.next_pid, s.time_s
+        if running:
+            out[running][llc[cpu]] += end - since
+    return {pid: dict(caches) for pid, caches in out.items()}
+
+
+def pages_on_cache(changes: pd.DataFrame, until: float) -> dict[int, dict[int, int]]:
+    """tgid -> cache -> pages of its regions mapped there at ``until`` (trace seconds), by
+    replaying ``sched_region_change`` events (lee.parse_region_trace's "change" rows)."""
+    state: dict[tuple[int, int], tuple[str, int, int]] = {}
+    for ev in changes[changes["ts"] <= until].itertuples(index=False):
+        state[(int(ev.tgid), int(ev.region))] = (ev.type, int(ev.llc), int(ev.pages))
+    out: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for (tgid, _), (kind, cache, pages) in state.items():
+        if kind == "local":
+            out[tgid][cache] += pages
+    return {tgid: dict(caches) for tgid, caches in out.items()}
+
+
+def _flags(args: list[str]) -> dict[str, str]:
+    """``--name value`` pairs of a program's arguments (the last value of a repeated flag)."""
+    return {a.lstrip("-"): v for a, v in zip(args, args[1:])
+            if a.startswith("--") and not v.startswith("--")}
+
+
+def program_names(programs: list[dict]) -> list[str]:
+    """Each program (a spec's job or background entry: workload, args) named by its
+    workload and the arguments whose values differ among the run's programs of that
+    workload, seeds aside (a seed tells programs apart but not what they do; repetitions
+    change it), numbered where that leaves two alike: ``memlat(region-size=4MiB) #2``."""
+    flags = [_flags(p.get("args", [])) for p in programs]
+    names = []
+    for p, mine in zip(programs, flags):
+        peers = [f for q, f in zip(programs, flags) if q["workload"] == p["workload"]]
+        telling = [k for k in mine if k != "seed" and len({f.get(k) for f in peers}) > 1]
+        names.append(p["workload"] + (f"({', '.join(f'{k}={mine[k]}' for k in telling)})"
+                                      if telling else ""))
+    for name in set(names):
+        alike = [i for i, n in enumerate(names) if n == name]
+        if len(alike) > 1:
+            for k, i in enumerate(alike, 1):
+                names[i] = f"{name} #{k}"
+    return names
+
+
+def program_pids(programs: list[dict], job_index: int, job_pid: int,
+                 comms: dict[int, str]) -> dict[int, int]:
+    """Program index -> pid: the job's from its results; a background program's the k-th
+    lowest pid of its workload's name among the traced tasks (see the module's docstring),
+    none for a workload traced with more pids than it has programs."""
+    out = {job_index: job_pid}
+    for workload in {p["workload"] for p in programs}:
+        mine = [i for i, p in enumerate(programs) if p["workload"] == workload and i != job_index]
+        pids = sorted(pid for pid, comm in comms.items()
+                      if comm == workload[:COMM_CHARS] and pid != job_pid)
+        if mine and len(pids) == len(mine):
+            out.update(zip(mine, pids))
+    return out
+
+
+def describe(amounts: dict[int, dict[int, float]], names: dict[int, str]) -> dict:
+    """The row's columns for pid -> cache -> amount (seconds or pages): ``llc_placement``,
+    each cache's programs by the cache they spent most on, with that share where it is
+    under 100 % ("llc 0: a, b 52 % | llc 2: c"), and ``placement_share``, the smallest such
+    share (1: no program was on two caches)."""
+    main: dict[int, list[str]] = defaultdict(list)
+    shares = []
+    for pid, name in sorted(names.items(), key=lambda item: item[1]):
+        caches = amounts.get(pid, {})
+        total = sum(caches.values())
+        if total <= 0:
+            continue
+        cache = max(caches, key=caches.get)
+        share = caches[cache] / total
+        main[cache].append(name + (f" {100 * share:.0f} %" if share < 0.995 else ""))
+        shares.append(share)
+    if not shares:
+        return {}
+    return {"llc_placement": " | ".join(f"llc {c}: " + ", ".join(main[c]) for c in sorted(main)),
+            "placement_share": min(shares)}
+
+
+# "   memlat-67   [003] d.s..  0.415257: ..." : the task a trace line was written by.
+_TASK = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]", re.M)
+
+
+def _task_names(text: str, switches: list[Switch]) -> dict[int, str]:
+    """pid -> its name at its last appearance in the trace, as the writer of a line or
+    either side of a switch (a task that never left its CPU is only seen writing lines)."""
+    seen: dict[int, tuple[float, str]] = {}
+    for line in text.splitlines():
+        m = _TASK.match(line)
+        time = re.search(r"\s(\d+\.\d+):", line)
+        if m and time:
+            seen[int(m["pid"])] = (float(time[1]), m["comm"])
+    for s in switches:
+        for pid, comm in ((s.prev_pid, s.prev_comm), (s.next_pid, s.next_comm)):
+            if pid not in seen or seen[pid][0] <= s.time_s:
+                seen[pid] = (s.time_s, comm)
+    return {pid: comm for pid, (_, comm) in seen.items()}
+
+
+def _exec_names(trace: pd.DataFrame) -> dict[int, str]:
+    """pid -> the name its last exec gave it (the launcher execs, then its program does)."""
+    execs = trace[trace["event"] == "exec"].sort_values("ts")
+    return {int(ev.tgid): ev.filename.rsplit("/", 1)[-1][:COMM_CHARS]
+            for ev in execs.itertuples(index=False)}
+
+
+def of_job(text: str, trace: pd.DataFrame, spec: dict, workload: str, job_pid: int,
+           window: tuple[float, float] | None) -> dict:
+    """The placement columns of a job's row in its ROI (``window``, trace seconds; None
+    without the launcher's marks: nothing): ``placement_from`` (switches or regions),
+    ``llc_placement`` and ``placement_share`` (:func:`describe`). ``trace``: the run's
+    region trace (lee.parse_region_trace), for runs that traced no switches."""
+    request = spec.get("request", {})
+    job = next((j for j in request.get("jobs", []) if j["workload"] == workload), None)
+    if window is None or job is None:
+        return {}
+    programs = [*request.get("background", []), job]
+    job_index = len(programs) - 1
+    switches = parse_switches(text)
+    if switches:
+        comms = _task_names(text, switches)
+        amounts = seconds_on_cache(switches, window, llc_of_cpu(spec["machine"]))
+        source = "switches"
+    elif (trace["event"] == "change").any():
+        comms = _exec_names(trace)
+        amounts = pages_on_cache(trace[trace["event"] == "change"], window[0])
+        source = "regions"
+    else:
+        return {}
+    names = program_names(programs)
+    pids = program_pids(programs, job_index, job_pid, comms)
+    found = describe(amounts, {pid: names[i] + (" (job)" if i == job_index else "")
+                               for i, pid in pids.items()})
+    return {"placement_from": source, **found} if found else {}

@@ -1,0 +1,105 @@
+"""Where a run's programs were in a job's ROI (schedlab/analysis/placement.py), on two real
+gem5 traces of lee-fig17 (tests/data/placement/README.md) and on small made-up ones for the
+cases those do not hold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schedlab.analysis import lee, placement
+from schedlab.analysis.slices import parse_switches, roi_marks
+
+DATA = Path(__file__).parent / "data" / "placement"
+VANILLA = DATA / "clovertown-x5365--libquantum--cbf4a127c1c9"
+BALANCE = DATA / "clovertown-x5365--libquantum--07d2a3009d0f"
+
+
+def _of(run: Path) -> dict:
+    text = (run / "trace.txt").read_text()
+    marks = roi_marks(text)[("libquantum", 1)]
+    return placement.of_job(text, lee.parse_region_trace(text),
+                            json.loads((run / "spec.json").read_text()), "libquantum", 69,
+                            (marks["begin"], marks["end"]))
+
+
+def test_default_scheduler_run_placement_comes_from_its_switches():
+    got = _of(VANILLA)
+    assert got["placement_from"] == "switches"
+    # memlat pid 67 (16 KiB) is only named by the lines it wrote: without them it would be
+    # "init" (its last switch was before its exec) and the memlats would go unnamed.
+    assert got["llc_placement"] == ("llc 0: libquantum (job), memlat(region-size=4MiB) #1"
+                                    " | llc 2: memlat(region-size=16KiB), "
+                                    "memlat(region-size=4MiB) #2")
+    assert got["placement_share"] == 1.0
+
+
+def test_seconds_on_each_cache_fill_the_roi():
+    """Every CPU was busy through the ROI but for CPU 0 after the job's stop (it exits at
+    0.543641 s, the launcher marks the end at 0.543861 s): each memlat's seconds add up to
+    the ROI's length (within the launcher's own 0.3 ms on CPU 1), the job's to its life in
+    it, counted from the task running when the ROI opened."""
+    text = (VANILLA / "trace.txt").read_text()
+    begin, end = roi_marks(text)[("libquantum", 1)].values()
+    spec = json.loads((VANILLA / "spec.json").read_text())
+    llc = placement.llc_of_cpu(spec["machine"])
+    assert llc == {0: 0, 1: 0, 2: 2, 3: 2}
+    secs = placement.seconds_on_cache(parse_switches(text), (begin, end), llc)
+    total = sum(sum(c.values()) for c in secs.values())
+    assert total == pytest.approx(4 * (end - begin) - (end - 0.543641))
+    assert sum(secs[69].values()) == pytest.approx(0.543641 - begin)
+    for pid in (65, 66, 67):
+        assert sum(secs[pid].values()) == pytest.approx(end - begin, abs=4e-4)
+
+
+def test_region_policy_run_placement_comes_from_its_mapped_regions():
+    """No switches traced: the caches of the regions mapped when the ROI began, by pages;
+    libquantum's regions were on both caches."""
+    got = _of(BALANCE)
+    assert got["placement_from"] == "regions"
+    assert got["llc_placement"] == ("llc 0: memlat(region-size=16KiB) 56 %, "
+                                    "memlat(region-size=4MiB) #2 | llc 2: libquantum (job) 52 %,"
+                                    " memlat(region-size=4MiB) #1")
+    assert got["placement_share"] == pytest.approx(68 / 132)
+
+
+def test_names_leave_seeds_aside_and_number_what_stays_alike():
+    programs = [{"workload": "memlat", "args": ["--region-size", "4MiB", "--seed", "1"]},
+                {"workload": "memlat", "args": ["--region-size", "4MiB", "--seed", "2"]},
+                {"workload": "memlat", "args": ["--region-size", "16KiB", "--seed", "3"]},
+                {"workload": "omnetpp", "args": []}]
+    assert placement.program_names(programs) == [
+        "memlat(region-size=4MiB) #1", "memlat(region-size=4MiB) #2",
+        "memlat(region-size=16KiB)", "omnetpp"]
+
+
+SWITCH = ("{comm}-{pid} [00{cpu}] d.... {t}: sched_switch: prev_comm={comm} prev_pid={pid} "
+          "prev_prio=120 prev_state=R ==> next_comm={nxt} next_pid={npid} next_prio=120")
+
+
+def test_a_workload_with_more_pids_than_programs_is_left_out():
+    """Two pids named ``ray`` for one ray-tracer program (its threads): which is the process
+    cannot be told from switches, so it is not placed; the job still is."""
+    text = "\n".join([
+        SWITCH.format(comm="init", pid=1, cpu=0, t="1.000000", nxt="ray", npid=70),
+        SWITCH.format(comm="init", pid=1, cpu=1, t="1.000000", nxt="ray", npid=71),
+        SWITCH.format(comm="init", pid=1, cpu=2, t="1.000000", nxt="job", npid=72),
+        SWITCH.format(comm="ray", pid=70, cpu=0, t="2.000000", nxt="swapper/0", npid=0)])
+    spec = {"machine": {"llc": "l2", "caches": [{"name": "l2", "groups": [[0, 1], [2, 3]]}]},
+            "request": {"jobs": [{"workload": "job", "args": []}],
+                        "background": [{"workload": "ray", "args": []}]}}
+    got = placement.of_job(text, lee.parse_region_trace(text), spec, "job", 72, (1.5, 2.5))
+    assert got == {"placement_from": "switches", "llc_placement": "llc 2: job (job)",
+                   "placement_share": 1.0}
+    # The task on CPU 0 when the window opened ran until its switch at 2.0 s.
+    secs = placement.seconds_on_cache(parse_switches(text), (1.5, 2.5), {0: 0, 1: 0, 2: 2})
+    assert secs[70] == {0: pytest.approx(0.5)} and secs[71] == {0: pytest.approx(1.0)}
+
+
+def test_no_marks_no_placement():
+    text = (VANILLA / "trace.txt").read_text()
+    spec = json.loads((VANILLA / "spec.json").read_text())
+    assert placement.of_job(text, lee.parse_region_trace(text), spec, "libquantum", 69,
+                            None) == {}
