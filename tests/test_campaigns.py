@@ -657,6 +657,13 @@ def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, t
     assert "Still to run (5):" in note
     carried_ids = set(carried_table["run_id"])
     assert len(carried_ids) == 3
+    # On host A, which holds the runs, they are collected again (today's analysis), not
+    # taken from the carried rows: a column older code did not write is there.
+    carried_table.drop(columns="wall_s").to_csv(kept, index=False)
+    again = R.reproduce("demo-affinity", backend="qemu", source="partial", say=said.append)
+    assert again.runs == 3
+    fresh = pd.read_csv(R.partial_paths(demo, "smoke", "qemu")[""])
+    assert set(fresh["run_id"]) == carried_ids and fresh["wall_s"].notna().all()
     # A row made by other code (another run id) is named and not counted.
     foreign = carried_table.iloc[[0]].assign(run_id="clovertown-e5320--other--0123456789ab")
     pd.concat([carried_table, foreign]).to_csv(kept, index=False)

@@ -7,7 +7,9 @@ that ends before its runs do) keeps what finished as its compact tables under
 code that made them. A later ``reproduce NAME`` on any host counts a carried run as done
 when this checkout gives its request the same run id (the run id hashes the kernel, the
 image, the workloads and the gem5-side code, so other code means other ids) and, on gem5,
-the same gem5 binary made it: then the figure is one set, and only the other runs run.
+the same gem5 binary made it: then the figure is one set, and only the other runs run. A
+carried run whose directory the local store also holds (the host that made it) is
+collected again from it, so its row has what today's analysis reads.
 Beside the tables, a note (``...--partial.md``) says what they hold, what made them and
 what is still to run. Once the figure's full tables are written, its carried ones go.
 """

@@ -473,8 +473,9 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
     if source == "partial":
         dirs = run_dirs(requests)
         found, carry_where = carried_runs(experiment, scale, backend, dirs, say)
-        done = [d for d in finished_runs(dirs) if d.name not in found.run_ids]
-        count = len(done) + len(found.run_ids)
+        # Runs the store holds are collected from it, carried or not: today's analysis.
+        done = finished_runs(dirs)
+        count = len({d.name for d in done} | found.run_ids)
         if not count:
             raise NoFinishedRuns(f"no finished runs of {name} at {scale} scale on {backend} "
                                  f"in {paths.results_dir()} yet; start them with 'run.py "
@@ -498,16 +499,17 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
                             f"--backend qemu for placement only")
         dirs = run_dirs(requests)
         found, carry_where = carried_runs(experiment, scale, backend, dirs, say)
+        # A carried run the store also holds is collected again from it (today's analysis).
+        finished = {d for d in finished_runs(dirs) if d.name in found.run_ids}
         todo = [r for r, d in zip(requests, dirs) if d.name not in found.run_ids]
-        fresh = {}
         if todo:
             report = run_requests(todo, f"{name}-{scale}", jobs, executor, say, slurm or {},
                                   run_seconds_estimate([name], scale, backend))
-            # In the requests' order, not the order the runs finished in: a table made
-            # again from the same runs reads the same.
-            finished = set(report.run_dirs())
-            fresh = collect(experiment, [d for d in dirs if d in finished])
-        tables = found.merged(fresh)
+            finished |= set(report.run_dirs())
+        # In the requests' order, not the order the runs finished in: a table made again
+        # from the same runs reads the same.
+        mine = [d for d in dirs if d in finished]
+        tables = found.merged(collect(experiment, mine) if mine else {})
         for part, path in where.items():
             save_committed(tables[part], path)
         update_store()
