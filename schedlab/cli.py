@@ -633,6 +633,7 @@ def test(pytest_args: tuple[str, ...]) -> None:
     """Run the test suite (pytest); extra arguments go to pytest."""
     if not os.environ.get("GEM5"):
         _say("test: GEM5 is not set, so tests that need gem5 are skipped (reasons below)")
+
     # Test files or node ids given: only those (made absolute: pytest runs in the
     # repository); otherwise the whole suite.
     def resolved(arg: str) -> str:

@@ -43,6 +43,7 @@ def tick_hz_of(machine: dict) -> int:
     names it only when it is not the default."""
     return machine.get("tick_hz", DEFAULT_TICK_HZ)
 
+
 # The keys each table may hold; anything else is a typo and is rejected, never ignored.
 _MACHINE_KEYS = {"description", "studies", "clock", "cores", "packages", "nodes", "pipeline",
                  "notes", "variants", "caches", "memory", "reserved_cores", "tick_hz"}

@@ -108,7 +108,8 @@ class LocalSlurm:
 
     def _write_conf(self) -> None:
         hw = subprocess.run(["slurmd", "-C"], capture_output=True, text=True)
-        node_line = next((l for l in hw.stdout.splitlines() if l.startswith("NodeName=")), None)
+        node_line = next((line for line in hw.stdout.splitlines()
+                          if line.startswith("NodeName=")), None)
         if hw.returncode != 0 or node_line is None:
             raise Unavailable(f"'slurmd -C' could not describe this host: {hw.stderr.strip()}")
         fields = dict(f.split("=", 1) for f in node_line.split())

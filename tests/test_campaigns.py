@@ -223,7 +223,6 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
         rec["total_host_s"] - rec["roi_host_s"] + 114 * rec["roi_insts"] / rec["ips"])
 
 
-
 def test_campaigns_start_the_costliest_runs_first():
     """Longest processing time first: a long run started last would leave the other cores
     idle at the end. Unpriced runs (a machine bench/ has not measured) come first; equal
@@ -273,7 +272,6 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     assert reproduce.measured_run_seconds(e) == (3, 880.0)
 
 
-
 def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_path,
                                                                              monkeypatch):
     # demarchi-tail's 1500-sample runs set no size: their rows' size cells are empty.
@@ -299,6 +297,7 @@ def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_
     assert how == "measured" and hours * 3600 == pytest.approx(
         sum(100.0 * (i + 1) for i in range(len(requests))))
     assert all(run_host_seconds(r) > 0 for r in requests)
+
 
 def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
     """Without committed runs of its own, an experiment's estimate is the model scaled by
@@ -403,6 +402,7 @@ def test_a_campaign_starts_the_run_its_label_measured_longest(tmp_path, monkeypa
     unmeasured = [r for r in requests if r.label["rep"] == 1]
     for r in unmeasured:
         assert estimate(r) == pytest.approx(ratio * run_host_seconds(r))
+
     def first(order):
         return order[0].label["system"], order[0].label["policy"]
     assert first(costliest_first(measured, lambda r: r, estimate)) == ("A", "task-affinity")
@@ -456,6 +456,7 @@ def test_work_key_is_the_work_not_the_name():
                     dataclasses.replace(base, policy="task-affinity")):
         assert work_key(changed) != work_key(base)
 
+
 def _campaign(results: Path, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "SCHEDLAB_RESULTS": str(results)}
     env.pop("GEM5", None)
@@ -490,6 +491,7 @@ def test_local_campaign_runs_in_parallel_and_survives_kill_9(guest_kernel, guest
     driver.wait()
     # Its workers, and their QEMUs, die with it (no orphan races the resumed campaign):
     # they are gone within a minute, however long a busy host takes to reap them.
+
     def survivors() -> list[str]:
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
         return [ln for ln in ps.splitlines() if str(results) in ln
@@ -703,7 +705,6 @@ def test_carried_rows_of_another_gem5_binary_run_again(tmp_path):
         p.exists() for p in where.values())
 
 
-
 def test_carried_runs_without_events_merge_with_fresh_runs_with_them(tmp_path):
     """Fig. 25's first carried runs (the default scheduler) had no region events: their
     events table is an empty CSV, which reads back without columns; the partitioned runs
@@ -758,6 +759,7 @@ def test_the_note_names_the_checkout(tmp_path):
     assert re.fullmatch(r"commit [0-9a-f]{12}( with uncommitted changes)?|a tree that is not "
                         r"a git checkout", made_from)
 
+
 def test_without_committed_tables_the_error_points_at_carried_ones(tmp_path, monkeypatch):
     import pandas as pd
     from schedlab.analysis import store
@@ -790,7 +792,6 @@ def test_dry_run_counts_carried_runs_by_label(tmp_path, monkeypatch):
     assert f"carried: 2 of them in {where['']}" in line and f"{len(requests) - 2} to run" in line
 
 
-
 def test_carried_rows_match_requests_without_a_label_key(tmp_path):
     # demarchi-tail: the 1500-sample runs are Table I's and have no size in their label, so
     # in a table mixing them with sized runs their size cell is empty.
@@ -809,6 +810,7 @@ def test_carried_rows_match_requests_without_a_label_key(tmp_path):
     carried.save({"": rows}, where)
     assert carried.labelled(where[""], requests) == [i in (unsized[0], sized[0])
                                                      for i in range(len(requests))]
+
 
 def test_runs_at_once_are_bounded_by_what_each_run_takes(monkeypatch, tmp_path):
     # A Hector gem5 run takes 7 to 8 GiB (its model's objects), a run of another machine

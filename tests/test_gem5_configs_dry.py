@@ -109,7 +109,7 @@ def _harness(src: Path):
     objects = Objects("m5.objects")
     objects.__path__ = []
     sys.modules["m5.objects"] = objects
-    import m5  # without _m5 importable, m5 imports none of its runtime parts
+    import m5  # noqa: F401 (imported first: without _m5, m5 imports none of its runtime parts)
     sys.meta_path.insert(0, StubFinder())
     import m5.options
     m5.options.outdir = "/tmp"
@@ -352,9 +352,9 @@ if __name__ != "__main__":
         # core 5 (station 1): own module 19 cycles, station 29 (+10), remote 85 (+66)
         links = {name[len("req_l1d_5_"):]: link for name, link in d["links"].items()
                  if name.startswith("req_l1d_5_")}
-        assert len(links) == 16 and all(l["from"] == "req_l1d_5" for l in links.values())
+        assert len(links) == 16 and all(link["from"] == "req_l1d_5" for link in links.values())
         assert all(links[f"bank{i}"]["to"] == f"bank_bus_{i}" for i in range(16))
-        extra = {name: l["latency"][0] for name, l in links.items()}
+        extra = {name: link["latency"][0] for name, link in links.items()}
         assert extra["bank5"] == 0
         assert [extra[f"bank{i}"] for i in (4, 6, 7)] == [10, 10, 10]
         assert sorted(set(extra.values())) == [0, 10, 85 - 19]
@@ -367,7 +367,6 @@ if __name__ != "__main__":
                                   "from": "req_l1d_5", "to": "bank_bus_9"}
         assert d["banks"][5] == [120 << 20, 144 << 20]   # module 5 of 24 MiB (raised memory)
         assert d["caches"]["l1d_5"]["mem_side"].startswith("board.cache_hierarchy.req_l1d_5.")
-
 
     @pytest.mark.parametrize("mode,cpu", [("boot", "atomic"), ("run", "o3"), ("run", "timing")])
     def test_run_script_until_instantiate(mode, cpu, tmp_path):
@@ -421,7 +420,6 @@ if __name__ != "__main__":
             assert timing["l1dcaches0"] == [l1d.tag_latency, l1d.data_latency,
                                              l1d.response_latency, True]
             assert all(t[3] for t in timing.values())
-
 
     def test_matched_stock_hierarchy_is_our_machine_object_for_object(tmp_path):
         # On a machine with one shared L2, our hierarchy and the stock one timed like ours

@@ -251,7 +251,6 @@ def test_user_machine_runs_on_its_bases_checkpoint(results_dir, tmp_path):
         guest_boot_args(base_machine, base_plan))
 
 
-
 def test_user_programs_restore_the_shared_checkpoint(results_dir, tmp_path):
     """A C file and a dynamically linked program (rt-tests' hackbench, if installed) run
     on gem5 from the boot checkpoint the registry's workloads use: no boot of their own."""

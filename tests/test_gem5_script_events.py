@@ -552,7 +552,6 @@ if __name__ != "__main__":
         assert [line[1]["tick"] for line in d["lines"] if line[0] == "schedlab-progress"] == [
             begin + 13 * ms // 10]
 
-
     def test_kernel_panic_on_the_console_stops_the_run(tmp_path):
         (tmp_path / "board.pc.com_1.device").write_text(
             "[ 1.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n")

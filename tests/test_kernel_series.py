@@ -60,8 +60,8 @@ def _series_added() -> dict[str, list[str]]:
 
 
 def _code(added: dict[str, list[str]]) -> str:
-    return "\n".join(l for f, lines in added.items() if not f.startswith("Documentation/")
-                     for l in lines)
+    return "\n".join(line for f, lines in added.items() if not f.startswith("Documentation/")
+                     for line in lines)
 
 
 def new_sysctls() -> set[str]:
@@ -78,8 +78,8 @@ def new_boot_parameters() -> set[str]:
 
 def new_kconfig_options() -> set[str]:
     added = _series_added()
-    return {m for f, lines in added.items() if f.endswith("Kconfig") for l in lines
-            for m in re.findall(r"^config (\w+)$", l)}
+    return {m for f, lines in added.items() if f.endswith("Kconfig") for line in lines
+            for m in re.findall(r"^config (\w+)$", line)}
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_patches_say_why_in_linux_style():
         assert re.fullmatch(r"[a-z0-9_]+(/[a-z0-9_]+)*: [A-Z].*", subject), name
         body = text.split("\n\n", 1)[1].split("Signed-off-by:", 1)[0].strip()
         assert len(body.splitlines()) >= 3, f"{name}: the message should say why"
-        assert all(len(l) <= 75 for l in body.splitlines()), f"{name}: wrap the body at 75"
+        assert all(len(line) <= 75 for line in body.splitlines()), f"{name}: wrap the body at 75"
 
 
 def test_host_sysctls_are_provided_by_the_series():

@@ -44,7 +44,7 @@ def _raw(run: Path):
 def test_fixture_is_what_its_readme_says():
     assert len(RUNS) == 4
     labels = [json.loads((r / "results.json").read_text())["label"] for r in RUNS]
-    assert sorted((l["policy"], l["rep"]) for l in labels) == [
+    assert sorted((label["policy"], label["rep"]) for label in labels) == [
         ("region-confine", 0), ("region-confine", 1), ("region-unify", 0), ("region-unify", 1)]
     assert all(json.loads((r / "results.json").read_text())["ok"] for r in RUNS)
 

@@ -133,6 +133,7 @@ echo "SCHEDTEST-END"
 poweroff -f
 """
 
+
 def _boot_with_launch(tmp_path, init: str, test: str) -> dict[str, str]:
     """Boot a scenario guest with the launcher built in; its key=value lines, checked for
     the keys every such scenario prints."""

@@ -436,6 +436,7 @@ def test_the_scan_interval_sets_how_often_access_bits_are_sampled(kernel, initra
     slow, _ = regions(files["slow_p0/sched_regions"])
     assert fast["joined"] == 1 and slow["joined"] == 1, console[-3000:]
     assert slow["scans"] >= 5 and fast["scans"] >= 3 * slow["scans"], (fast, slow)
+
     def lived(tag):
         return float(v[f"{tag}_p0_dumped"]) - float(v[f"{tag}_started"])
     assert fast["scans"] <= lived("fast") / 0.020 + 2, (fast, lived("fast"))
@@ -461,6 +462,7 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
     prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu", policy=policy,
                                   sysctl=sysctl, jobs=(memlat,)))
     assert "--regions" in prepared.guest.render()
+
     def merged(run_dir):
         trace = (run_dir / "artifacts" / "trace.txt").read_text()
         return any(int(m[1]) > MERGED for m in re.finditer(r"sched_region_change: .* "

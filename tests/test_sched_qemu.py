@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot,
+                            scenario_initramfs)
 from schedlab.analysis import mixer
 from schedlab.guest import numa
 
 REPO = Path(__file__).resolve().parent.parent
-from scenario_guest import (BOOT_TIMEOUT, BUSYBOX, INIT_PREAMBLE, QEMU, boot,
-                            scenario_initramfs)
 # -smp sockets=2,cores=2: QEMU's CPUID gives each socket its own LLC, so Linux sees {0,1},{2,3}.
 LLC_GROUPS = [[0, 1], [2, 3]]
 

@@ -114,7 +114,7 @@ def test_campaign_survives_a_cancelled_task(slurm_cluster, results_dir, tmp_path
         assert list(results_dir.glob(f".{run.run_id}.*")), "no staging directory mid-run"
         assert not (run.dir / "results.json").exists()
     # At most two tasks run at once.
-    running = [l for l in slurm_cluster.squeue().splitlines() if " RUNNING " in l]
+    running = [line for line in slurm_cluster.squeue().splitlines() if " RUNNING " in line]
     assert len(running) == 2, running
     subprocess.run(["scancel", victim.job_id], check=True)
     os.kill(int(re.search(r"\(pid (\d+)\)", killed.log.read_text()).group(1)), signal.SIGKILL)
@@ -136,7 +136,7 @@ def test_campaign_survives_a_cancelled_task(slurm_cluster, results_dir, tmp_path
     assert list(results_dir.glob(f".{killed.run_id}.*"))
     assert "Killed" in killed.log_tail, killed.log_tail
     for run in (victim, killed):  # reported, with the log's tail
-        assert any(run.run_id in l and run.log_tail.splitlines()[-1] in l for l in lines)
+        assert any(run.run_id in line and run.log_tail.splitlines()[-1] in line for line in lines)
     assert all(r.ok for r in report.done), [(r.run_id, r.ok) for r in report.done]
 
     # 3. Submit again: only the two failed runs are submitted, and they complete.

@@ -1,7 +1,10 @@
-"""Python code stays within the project's 100 columns: code is read more often than written."""
+"""Python code stays within the project's 100 columns and passes the linter (ruff.toml):
+code is read more often than written."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -17,3 +20,12 @@ def test_python_lines_within_100_columns():
                 if len(line) > MAX_COLUMNS]
     assert not too_long, (f"lines longer than {MAX_COLUMNS} columns:\n"
                           + "\n".join(too_long))
+
+
+def test_python_code_passes_the_linter():
+    """pycodestyle's and pyflakes' checks as ruff runs them (ruff.toml): no unused import or
+    name, no ambiguous one-letter name, blank lines where PEP 8 puts them."""
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache",
+                          "schedlab", "tests", "bench", "configs", "run.py"],
+                         cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -136,5 +136,5 @@ def boot(cmd: list[str], console: Path, ready_timeout: float, timeout: float, no
 
 
 def _last_line(text: str) -> str:
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:200] if lines else "(console empty)"

@@ -288,7 +288,7 @@ def _make(work: Path, objects: Path, jobs: int, progress: Progress) -> None:
                 progress(f"kernel: {units} units built{pct}, {now - started:.0f} s")
         proc.wait()
     if proc.returncode != 0:
-        errors = [l for l in log.read_text().splitlines() if "error" in l.lower()]
+        errors = [line for line in log.read_text().splitlines() if "error" in line.lower()]
         raise UserError(f"kernel build failed: {(errors or ['see ' + str(log)])[0].strip()}")
     if units > estimate:
         estimate_file.write_text(str(units))

@@ -25,6 +25,7 @@ from schedlab.store import hash_bytes, hash_file, hash_files, hash_json, publish
 GUEST_CC = "gcc"
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-static"]
 
+
 def _gcc_identity() -> str:
     try:
         return subprocess.run([GUEST_CC, "--version"], capture_output=True, text=True,
