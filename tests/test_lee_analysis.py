@@ -433,3 +433,35 @@ def test_log_axes_read_in_plain_numbers():
     assert {"0.3", "1", "5", "10", "20", "50"} <= set(shown)
     assert not [t for t in shown if "$" in t or "e" in t]
     assert "4" not in shown and "0.7" not in shown   # only 2, 3 and 5 of each decade
+
+
+def test_fig17s_large_memlats_each_fill_one_last_level_cache():
+    """A large memlat's two regions together are one last-level cache's size (two overflow
+    it), the small one's under a tenth of it; every run has two large and one
+    small, each keeping its seed whatever the start order."""
+    from schedlab.machine import load_machine, parse_size
+    for request in get("lee-fig17").requests("smoke", "gem5"):
+        machine = load_machine(request.label["machine"])
+        sizes = sorted(2 * parse_size(b.args[1], "size") for b in request.background)
+        assert sizes[1:] == [machine.llc.size] * 2
+        assert 10 * sizes[0] <= machine.llc.size
+        rep = request.label["rep"]
+        seeds = {int(b.args[-1]): 2 * parse_size(b.args[1], "size") for b in request.background}
+        assert sorted(seeds) == [rep + 1, rep + 2, rep + 3] and seeds[rep + 3] == sizes[0]
+
+
+def test_fig17s_start_order_rotates_over_the_repetitions():
+    """The default scheduler puts the k-th program started on the k-th idle CPU: rep 0
+    starts the two large memlats first (one shares the benchmark's cache), rep 1 the small
+    one first (the large ones share a cache), rep 2 the small one between them."""
+    small_first = []
+    for rep in range(3):
+        order = definitions.start_order(rep)
+        assert sorted(order) == [0, 1, 2]
+        small_first.append(order.index(2))
+    assert small_first == [2, 0, 1]
+    requests = [r for r in get("lee-fig17").requests("smoke", "gem5")
+                if r.label["machine"] == "clovertown-x5365" and r.label["benchmark"] == "namd"
+                and r.label["policy"] == "vanilla"]
+    assert [[b.args[1] for b in r.background] for r in requests] == [
+        ["2MiB", "2MiB", "8KiB"], ["8KiB", "2MiB", "2MiB"]]

@@ -17,12 +17,16 @@ VANILLA = DATA / "clovertown-x5365--libquantum--cbf4a127c1c9"
 BALANCE = DATA / "clovertown-x5365--libquantum--07d2a3009d0f"
 
 
-def _of(run: Path) -> dict:
+def _placed(run: Path) -> tuple[str | None, list[placement.Program]]:
     text = (run / "trace.txt").read_text()
     marks = roi_marks(text)[("libquantum", 1)]
-    return placement.of_job(text, lee.parse_region_trace(text),
-                            json.loads((run / "spec.json").read_text()), "libquantum", 69,
-                            (marks["begin"], marks["end"]))
+    return placement.programs_of_job(text, lee.parse_region_trace(text),
+                                     json.loads((run / "spec.json").read_text()), "libquantum",
+                                     69, (marks["begin"], marks["end"]))
+
+
+def _of(run: Path) -> dict:
+    return placement.columns(*_placed(run))
 
 
 def test_default_scheduler_run_placement_comes_from_its_switches():
@@ -90,7 +94,8 @@ def test_a_workload_with_more_pids_than_programs_is_left_out():
     spec = {"machine": {"llc": "l2", "caches": [{"name": "l2", "groups": [[0, 1], [2, 3]]}]},
             "request": {"jobs": [{"workload": "job", "args": []}],
                         "background": [{"workload": "ray", "args": []}]}}
-    got = placement.of_job(text, lee.parse_region_trace(text), spec, "job", 72, (1.5, 2.5))
+    got = placement.columns(*placement.programs_of_job(text, lee.parse_region_trace(text),
+                                                       spec, "job", 72, (1.5, 2.5)))
     assert got == {"placement_from": "switches", "llc_placement": "llc 2: job (job)",
                    "placement_share": 1.0}
     # The task on CPU 0 when the window opened ran until its switch at 2.0 s.
@@ -101,5 +106,22 @@ def test_a_workload_with_more_pids_than_programs_is_left_out():
 def test_no_marks_no_placement():
     text = (VANILLA / "trace.txt").read_text()
     spec = json.loads((VANILLA / "spec.json").read_text())
-    assert placement.of_job(text, lee.parse_region_trace(text), spec, "libquantum", 69,
-                            None) == {}
+    assert placement.programs_of_job(text, lee.parse_region_trace(text), spec, "libquantum",
+                                     69, None) == (None, [])
+
+
+def test_each_programs_ipc_comes_from_its_attributed_counters():
+    """The program rows join the placement with the per-task attribution of the job's ROI
+    (the run's results.json, "tasks"): here the two large memlats barely ran (about 0.01
+    instructions a cycle: every access a miss), the small one and libquantum did."""
+    tasks = json.loads((VANILLA / "tasks.json").read_text())
+    got = {r["program"]: r for r in placement.rows(_placed(VANILLA)[1], tasks)}
+    assert set(got) == {"libquantum", "memlat(region-size=4MiB) #1",
+                        "memlat(region-size=4MiB) #2", "memlat(region-size=16KiB)"}
+    assert got["libquantum"]["is_job"] and got["libquantum"]["pid"] == 69
+    assert got["libquantum"]["ipc"] == pytest.approx(tasks["69"]["insts"]
+                                                      / tasks["69"]["cycles"])
+    assert got["libquantum"]["llc"] == 0 and got["memlat(region-size=16KiB)"]["llc"] == 2
+    for big in ("memlat(region-size=4MiB) #1", "memlat(region-size=4MiB) #2"):
+        assert got[big]["ipc"] < 0.02 and got[big]["llc_mpki"] > 100
+    assert got["memlat(region-size=16KiB)"]["ipc"] > 0.9

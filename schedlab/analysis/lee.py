@@ -39,6 +39,10 @@ Compact tables:
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
   region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
+- ``"programs"``: one row per program of the run that the placement found (the job, by
+  its main thread, and the background programs): the run's coordinates, job, job_rep,
+  program, is_job, pid, the cache it was on most (``llc``, ``llc_share``) and, on gem5 with
+  per-task attribution, its IPC and misses in the job's ROI (``placement.rows``).
 
 The trace does not count merges of single pages into regions, nor tell a teardown from a
 merge (both free a region); those counters are in ``/proc/<pid>/sched_regions``, which the
@@ -200,7 +204,7 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
 
 def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """The compact tables of study 3's runs (see the module's docstring)."""
-    main, events, responses = [], [], []
+    main, events, responses, programs = [], [], [], []
     for d in run_dirs:
         res = json.loads((d / "results.json").read_text())
         spec = json.loads((d / "spec.json").read_text())
@@ -227,7 +231,13 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             found, late_ms = _job_wakeups(text, job, edges)
             row.update(found)
             window = (edges["begin"], edges["end"]) if len(edges) == 2 else None
-            row.update(placement.of_job(text, trace, spec, job["job"], job["pid"], window))
+            source, placed = placement.programs_of_job(text, trace, spec, job["job"],
+                                                       job["pid"], window)
+            row.update(placement.columns(source, placed))
+            coords = {k: row[k] for k in ("run_id", "machine", "policy", *res.get("label", {}))
+                      if k in row}
+            programs += [{**coords, "job": job["job"], "job_rep": job["rep"], **p}
+                         for p in placement.rows(placed, job.get("tasks", {}))]
             if text:
                 row["trace_lost_events"] = trace_lost_events(text)
                 row.update(job_trace(trace, job["pid"], req.get("warmup", 0.0),
@@ -237,9 +247,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                 if t0 is None and len(execs):
                     t0 = float(execs["ts"].min())
             main.append(row)
-            responses += _responses(d, job, {k: row[k] for k in ("run_id", "machine", "policy",
-                                                                 *res.get("label", {}))
-                                             if k in row}, late_ms)
+            responses += _responses(d, job, coords, late_ms)
         if trace.empty or not main:
             continue
         coords = {k: v for k, v in main[-1].items()
@@ -252,7 +260,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                            "region": ev.region, "type": ev.type, "llc": ev.llc,
                            "pages": ev.pages, "src_cpu": ev.src_cpu, "dst_cpu": ev.dst_cpu})
     return {"": pd.DataFrame(main), "events": pd.DataFrame(events),
-            "responses": pd.DataFrame(responses)}
+            "responses": pd.DataFrame(responses), "programs": pd.DataFrame(programs)}
 
 
 REGION_COUNTERS = ("merges", "teardowns", "opens", "touch_faults", "reverts", "scans")
@@ -549,8 +557,55 @@ def _counts_panel(ax, sel: pd.DataFrame, policy: str) -> None:
     ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=2, frameon=False)
 
 
+def program_changes(programs: pd.DataFrame, policy: str) -> pd.DataFrame:
+    """Each program's IPC in the ROI under ``policy`` over the default scheduler's in the
+    same repetition (the same programs, started in the same order with the same seeds), as
+    a change in per cent: machine, benchmark, rep, kind (the job is "the benchmark"; others
+    by their names without the number that tells alike ones apart), change; and per pair of
+    runs the kind "all programs", the mean of their ratios (the mix's weighted speed-up)."""
+    keys = ["machine", "benchmark", "rep", "program"]
+    if not {*keys, "ipc", "policy"} <= set(programs):
+        return pd.DataFrame(columns=["machine", "benchmark", "rep", "kind", "change"])
+    p = programs.dropna(subset=["ipc"])
+    base = p[p["policy"] == "vanilla"].set_index(keys)["ipc"]
+    new = p[p["policy"] == policy].set_index(keys)
+    ratio = (new["ipc"] / base.reindex(new.index)).rename("ratio")
+    kind = np.where(new["is_job"].astype(bool), "the benchmark",
+                    new.index.get_level_values("program").str.replace(r" #\d+$", "", regex=True))
+    each = pd.DataFrame({"ratio": ratio, "kind": kind}).dropna().reset_index()
+    mix = (each.groupby(["machine", "benchmark", "rep"], sort=False)["ratio"].mean()
+           .reset_index().assign(kind="all programs"))
+    out = pd.concat([each.drop(columns="program"), mix], ignore_index=True)
+    return out.assign(change=100 * (out["ratio"] - 1)).drop(columns="ratio")
+
+
+PROGRAM_COLOURS = ("#4c72b0", "#c44e52", "#55a868", "#8c8c8c", "#8172b2")
+
+
+def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -> None:
+    """Per benchmark, each program's IPC change under ``policy`` (bars: the mean over the
+    repetitions and alike programs; dots: each), and the mix's."""
+    kinds = ["the benchmark", *sorted(set(changes["kind"]) - {"the benchmark", "all programs"}),
+             "all programs"]
+    width = 0.8 / len(kinds)
+    for k, kind in enumerate(kinds):
+        part = changes[changes["kind"] == kind]
+        xs = [i + (k - (len(kinds) - 1) / 2) * width for i in range(len(groups))]
+        means = part.groupby("benchmark")["change"].mean().reindex(groups)
+        ax.bar(xs, means, width, color=PROGRAM_COLOURS[k % len(PROGRAM_COLOURS)], label=kind)
+        for x, bench in zip(xs, groups):
+            values = part.loc[part["benchmark"] == bench, "change"]
+            ax.plot([x] * len(values), values, "o", color="black", markersize=2.5, zorder=3)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_ylabel(f"IPC change, {policy}\nover the default scheduler (%)", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=len(kinds),
+              frameon=False)
+
+
 def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: FigureContext,
-                dest: Path, region_policy: str) -> list[Path]:
+                dest: Path, region_policy: str,
+                programs: pd.DataFrame | None = None) -> list[Path]:
     metric = experiment.metric
     if not _has(frame, metric):
         metric = "micro_per_s"          # QEMU: no attributed IPC
@@ -560,6 +615,10 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                          if "micro_per_s" in frame else 0.0)
     machines = _per_machine(frame)
     panels = _benchmark_panels(frame, metric)
+    changes = program_changes(programs if programs is not None else pd.DataFrame(),
+                              region_policy)
+    if len(changes):
+        panels.insert(1, ("programs", "ipc"))
     fig, axes = plt.subplots(len(panels), len(machines),
                              figsize=(6.5 * len(machines), 3.2 * len(panels)), squeeze=False)
     for col, machine in enumerate(machines):
@@ -568,6 +627,9 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
             ax = axes[row][col]
             if kind == "counts":
                 _counts_panel(ax, sel, region_policy)
+            elif kind == "programs":
+                _programs_panel(ax, changes[changes["machine"] == machine],
+                                list(dict.fromkeys(sel["benchmark"])), region_policy)
             else:   # "pair"; "policy": a count the default scheduler lacks (its bars 0)
                 default = "default scheduler" + (" (none)" if kind == "policy" else "")
                 paired_bars(ax, sel, column, "benchmark", "policy", ("vanilla", region_policy),
@@ -582,6 +644,11 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
             " (gem5 task attribution)" if c.startswith("task_") else
             "; QEMU has no IPC: its micro-schedules per second of the ROI instead"),
         "policy": lambda c: "the job's micro-schedules per second of the ROI (trace)",
+        "programs": lambda c: f"the IPC change of each program of the mix under "
+                              f"{region_policy}, the same repetition (start order and seeds) "
+                              f"of the default scheduler's as the base (bars: mean; dots: each "
+                              f"repetition and program; all programs: the mean of their IPC "
+                              f"ratios; per-task attribution)",
         "counts": lambda c: "its region merges and teardowns from its start to the ROI's "
                             "end (/proc/<pid>/sched_regions, symmetric log scale)",
     }
@@ -745,7 +812,8 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if name == "lee-overheads":
         return _overheads(frame, ctx, dest)
     if name == "lee-fig17":
-        return _benchmarks(frame, events, experiment, ctx, dest, "region-balance")
+        return _benchmarks(frame, events, experiment, ctx, dest, "region-balance",
+                           tables.get("programs"))
     if name == "lee-fig18-23":
         return _benchmarks(frame, events, experiment, ctx, dest, "region-unify")
     if name == "lee-fig24":

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
 import pandas as pd
 
 from schedlab.analysis.slices import Switch, parse_switches
+from schedlab.backends.gem5.stats import task_metrics
 
 # The task name the kernel keeps (TASK_COMM_LEN - 1 characters).
 COMM_CHARS = 15
@@ -117,26 +119,56 @@ def program_pids(programs: list[dict], job_index: int, job_pid: int,
     return out
 
 
-def describe(amounts: dict[int, dict[int, float]], names: dict[int, str]) -> dict:
-    """The row's columns for pid -> cache -> amount (seconds or pages): ``llc_placement``,
-    each cache's programs by the cache they spent most on, with that share where it is
-    under 100 % ("llc 0: a, b 52 % | llc 2: c"), and ``placement_share``, the smallest such
-    share (1: no program was on two caches)."""
-    main: dict[int, list[str]] = defaultdict(list)
-    shares = []
-    for pid, name in sorted(names.items(), key=lambda item: item[1]):
-        caches = amounts.get(pid, {})
-        total = sum(caches.values())
-        if total <= 0:
-            continue
-        cache = max(caches, key=caches.get)
-        share = caches[cache] / total
-        main[cache].append(name + (f" {100 * share:.0f} %" if share < 0.995 else ""))
-        shares.append(share)
-    if not shares:
+@dataclass(frozen=True)
+class Program:
+    """One of a run's programs in a job's ROI: its name, whether it is the job, its pid and
+    how much of it (seconds or pages) was on each last-level cache."""
+    name: str
+    job: bool
+    pid: int
+    caches: dict[int, float]
+
+    @property
+    def cache(self) -> int:
+        """The cache it was on most."""
+        return max(self.caches, key=self.caches.get)
+
+    @property
+    def share(self) -> float:
+        """The share of it on that cache."""
+        return self.caches[self.cache] / sum(self.caches.values())
+
+    @property
+    def label(self) -> str:
+        return self.name + (" (job)" if self.job else "")
+
+
+def describe(programs: list[Program]) -> dict:
+    """A job row's columns for its run's programs: ``llc_placement``, each cache's programs
+    by the cache they were on most, with that share where it is under 100 % ("llc 0: a, b
+    52 % | llc 2: c"), and ``placement_share``, the smallest such share (1: no program was
+    on two caches)."""
+    if not programs:
         return {}
+    main: dict[int, list[str]] = defaultdict(list)
+    for p in sorted(programs, key=lambda p: p.label):
+        main[p.cache].append(p.label + (f" {100 * p.share:.0f} %" if p.share < 0.995 else ""))
     return {"llc_placement": " | ".join(f"llc {c}: " + ", ".join(main[c]) for c in sorted(main)),
-            "placement_share": min(shares)}
+            "placement_share": min(p.share for p in programs)}
+
+
+def rows(programs: list[Program], tasks: dict[str, dict]) -> list[dict]:
+    """One row per program: name, job, pid, the cache it was on most and its share there,
+    and from the job's per-task attribution (``tasks``: pid -> totals, gem5 runs with
+    ``attribute_tasks``) its IPC and misses in the ROI (``schedlab.backends.gem5.stats.
+    task_metrics``: ``ipc``, ``insts``, ``cycles``, ``llc_mpki``, ...)."""
+    out = []
+    for p in programs:
+        totals = tasks.get(str(p.pid))
+        metrics = task_metrics(totals) if totals else {}
+        out.append({"program": p.name, "is_job": p.job, "pid": p.pid, "llc": p.cache,
+                    "llc_share": p.share, **metrics})
+    return out
 
 
 # "   memlat-67   [003] d.s..  0.415257: ..." : the task a trace line was written by.
@@ -166,16 +198,16 @@ def _exec_names(trace: pd.DataFrame) -> dict[int, str]:
             for ev in execs.itertuples(index=False)}
 
 
-def of_job(text: str, trace: pd.DataFrame, spec: dict, workload: str, job_pid: int,
-           window: tuple[float, float] | None) -> dict:
-    """The placement columns of a job's row in its ROI (``window``, trace seconds; None
-    without the launcher's marks: nothing): ``placement_from`` (switches or regions),
-    ``llc_placement`` and ``placement_share`` (:func:`describe`). ``trace``: the run's
-    region trace (lee.parse_region_trace), for runs that traced no switches."""
+def programs_of_job(text: str, trace: pd.DataFrame, spec: dict, workload: str, job_pid: int,
+                    window: tuple[float, float] | None) -> tuple[str | None, list[Program]]:
+    """Where the run's programs were in a job's ROI (``window``, trace seconds; None without
+    the launcher's marks: nowhere known): the source (switches or regions) and the programs
+    found. ``trace``: the run's region trace (lee.parse_region_trace), for runs that traced
+    no switches."""
     request = spec.get("request", {})
     job = next((j for j in request.get("jobs", []) if j["workload"] == workload), None)
     if window is None or job is None:
-        return {}
+        return None, []
     programs = [*request.get("background", []), job]
     job_index = len(programs) - 1
     switches = parse_switches(text)
@@ -188,9 +220,15 @@ def of_job(text: str, trace: pd.DataFrame, spec: dict, workload: str, job_pid: i
         amounts = pages_on_cache(trace[trace["event"] == "change"], window[0])
         source = "regions"
     else:
-        return {}
+        return None, []
     names = program_names(programs)
-    pids = program_pids(programs, job_index, job_pid, comms)
-    found = describe(amounts, {pid: names[i] + (" (job)" if i == job_index else "")
-                               for i, pid in pids.items()})
-    return {"placement_from": source, **found} if found else {}
+    found = [Program(names[i], i == job_index, pid, amounts[pid])
+             for i, pid in sorted(program_pids(programs, job_index, job_pid, comms).items())
+             if sum(amounts.get(pid, {}).values()) > 0]
+    return (source, found) if found else (None, [])
+
+
+def columns(source: str | None, programs: list[Program]) -> dict:
+    """A job row's placement columns: ``placement_from`` (switches or regions) and
+    :func:`describe`'s."""
+    return {"placement_from": source, **describe(programs)} if programs else {}

@@ -55,7 +55,9 @@ MACHINES = ("clovertown-x5365", "westmere-x5660")
 # What the repetitions of each kind of run differ in.
 MEMLAT_REPETITION = "memlat's traversal seed (--seed 1, 2, ...)"
 SPEC_REPETITION = "the program's start offset (0, 0.3, 0.6 ms, ...)"
-BALANCE_REPETITION = "the seeds of the three memlats beside the program (rep + 1 to rep + 3)"
+BALANCE_REPETITION = ("the order the three memlats start in, which decides where the default "
+                      "scheduler puts them (the two large ones first, then the small one first, "
+                      "then between them, and round again), and their seeds (rep + 1 to rep + 3)")
 CONSOLIDATED_REPETITION = ("the main program's start offset (0, 0.2 ms, ...) and omnetpp's "
                            "(0, 0.3 ms, ...)")
 REPS = {"smoke": 2, "paper": 5}
@@ -202,6 +204,11 @@ def _memlat(size: str, access: int, seed: int, scale: str, backend: str, cpus=No
                                  "--seed", str(seed)))
 
 
+def region_size_of(working_set: str) -> str:
+    """memlat's --region-size for a working set (its two regions together)."""
+    return format_size(parse_size(working_set, "working set") // 2)
+
+
 def pair_fits(machine: str, size: str) -> bool:
     """Whether memlat's two regions of ``size`` fit together in one last-level cache of
     ``machine``: strictly smaller, since a pair the cache's size shares it with everything
@@ -244,11 +251,32 @@ def _benchmark(bench: str, scale: str, backend: str, delay_ms: float = 0.0):
                            warmup=regioning(backend, scale).warmup_s, start_delay_ms=delay_ms)
 
 
+def start_order(rep: int) -> tuple[int, ...]:
+    """Fig. 17: the order the three memlats (0, 1: large; 2: small) start in, in repetition
+    ``rep``. The default scheduler places each new program on the next idle CPU, so the order
+    decides which memlat shares a cache with the benchmark and whether the two large ones
+    share one. It rotates: the large ones first (rep 0), the small one first (rep 1), the
+    small one between them (rep 2), so the default scheduler's runs see what any start order
+    may give them, which a balancing scheduler should undo."""
+    return tuple((k - rep) % 3 for k in range(3))
+
+
+# Fig. 17's memlats by the size of their working set, both regions together (memlat's
+# --region-size is one of its two regions): a large one fills one last-level cache (the
+# X5365's 4 MB L2, the Westmere's 12 MB L3) and two overflow it, so where they go matters;
+# the small one needs under a tenth of it. With regions of the cache's size instead (the
+# first runs of this figure, data/lee/earlier/), a large memlat missed on about every
+# access wherever it ran: no placement could matter.
+FIG17_MEMLATS = {"clovertown-x5365": {"large": "4MiB", "small": "16KiB"},
+                 "westmere-x5660": {"large": "12MiB", "small": "512KiB"}}
+
+
 def _fig17(scale, backend):
-    big = {"clovertown-x5365": "4MiB", "westmere-x5660": "12MiB"}
-    small = {"clovertown-x5365": "16KiB", "westmere-x5660": "512KiB"}
+    big = {m: region_size_of(s["large"]) for m, s in FIG17_MEMLATS.items()}
+    small = {m: region_size_of(s["small"]) for m, s in FIG17_MEMLATS.items()}
     out = []
     for machine in MACHINES:
+        memlats = (big[machine], big[machine], small[machine])
         for bench in SPEC:
             for policy in ("vanilla", "region-balance"):
                 for rep in range(REPS[scale]):
@@ -257,9 +285,10 @@ def _fig17(scale, backend):
                         sysctl=regioning_sysctl(backend, scale),
                         attribute_tasks=backend == "gem5",
                         jobs=(_benchmark(bench, scale, backend),),
-                        background=tuple(_memlat(s, 2**16, rep + k, scale, backend, job=False)
-                                         for k, s in ((1, big[machine]), (2, big[machine]),
-                                                      (3, small[machine]))),
+                        # Each memlat keeps its seed (rep + 1 to rep + 3) in every order.
+                        background=tuple(_memlat(memlats[k], 2**16, rep + 1 + k, scale,
+                                                 backend, job=False)
+                                         for k in start_order(rep)),
                         label={"machine": machine, "benchmark": bench, "policy": policy,
                                "rep": rep}))
     return out

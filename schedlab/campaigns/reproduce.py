@@ -53,9 +53,12 @@ COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysi
            "brecht": brecht_analysis.collect, "lee": lee_analysis.collect}
 PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns"),
          "brecht": ("", "jobs", "placements"), "lee": ("", "events"),
-         # Only the migrations map needs study 2's turns table; only Fig. 24 has requests.
+         # Only the migrations map needs study 2's turns table; only Fig. 24 has requests;
+         # the figures of several programs keep how each one fared.
          "demarchi-fig3": ("", "samples", "turns"),
-         "lee-fig24": ("", "events", "responses")}
+         "lee-fig17": ("", "events", "programs"),
+         "lee-fig24": ("", "events", "responses"),
+         "lee-fig25": ("", "events", "programs")}
 # Per study: its results summary (a table of changes with confidence intervals), shown in
 # the notebook and the report beside the study's reading (data/<study>/reading.md).
 SUMMARY = {"kazempour": kazempour_analysis.summary, "brecht": brecht_analysis.summary,
