@@ -347,6 +347,40 @@ def test_a_partial_figure_of_default_scheduler_runs_only_draws(tmp_path):
     assert out and all(p.is_file() for p in out)
 
 
+EARLIER = Path(__file__).parent.parent / "data" / "lee" / "earlier"
+
+
+def test_fig17_draws_each_programs_ipc_change_and_the_mixs(tmp_path, drawn_figure):
+    """The 4 real runs of Fig. 17's earlier definition (data/lee/earlier/): each program's
+    IPC under balancing over the same repetition's default-scheduler run, the large memlats
+    pooled, and the mix's mean ratio; the bars are the means of the dots."""
+    from schedlab.analysis.store import load_committed
+    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
+    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
+              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    changes = lee.program_changes(tables["programs"], "region-balance")
+    assert sorted(changes.groupby("kind").size().items()) == [
+        ("all programs", 2), ("memlat(region-size=16KiB)", 2), ("memlat(region-size=4MiB)", 4),
+        ("the benchmark", 2)]
+    job = tables[""].set_index("rep")
+    balance, vanilla = (job[job["policy"] == p]["task_ipc"] for p in ("region-balance",
+                                                                        "vanilla"))
+    expected = sorted(100 * (balance / vanilla - 1))
+    assert sorted(changes[changes["kind"] == "the benchmark"]["change"]) == pytest.approx(
+        expected)
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", tables[""]), tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f.png")
+    ax = next(a for a in fig.axes if a.get_ylabel().startswith("IPC change"))
+    bars = {text.get_text() for text in ax.get_legend().get_texts()}
+    assert bars == {"the benchmark", "memlat(region-size=4MiB)", "memlat(region-size=16KiB)",
+                    "all programs"}
+    heights = [p.get_height() for p in ax.patches]
+    assert heights[0] == pytest.approx(sum(expected) / 2)
+    dots = [line for line in ax.get_lines() if line.get_marker() == "o"]
+    assert sum(len(d.get_xdata()) for d in dots) == 10
+
+
 def test_fig9_has_on_every_machine_a_pair_too_large_for_one_cache():
     """Unification can only gain capacity where two regions overflow one last-level cache:
     every machine's smoke sizes reach that point, and keep the paper's smaller points."""

@@ -585,8 +585,9 @@ PROGRAM_COLOURS = ("#4c72b0", "#c44e52", "#55a868", "#8c8c8c", "#8172b2")
 def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -> None:
     """Per benchmark, each program's IPC change under ``policy`` (bars: the mean over the
     repetitions and alike programs; dots: each), and the mix's."""
-    kinds = ["the benchmark", *sorted(set(changes["kind"]) - {"the benchmark", "all programs"}),
-             "all programs"]
+    others = [k for k in dict.fromkeys(changes["kind"]) if k not in ("the benchmark",
+                                                                      "all programs")]
+    kinds = ["the benchmark", *others, "all programs"]
     width = 0.8 / len(kinds)
     for k, kind in enumerate(kinds):
         part = changes[changes["kind"] == kind]
@@ -599,8 +600,7 @@ def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     ax.set_ylabel(f"IPC change, {policy}\nover the default scheduler (%)", fontsize=8)
-    ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=len(kinds),
-              frameon=False)
+    ax.legend(fontsize=6, loc="best", framealpha=0.8)
 
 
 def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: FigureContext,
