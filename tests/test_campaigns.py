@@ -830,3 +830,11 @@ def test_runs_at_once_are_bounded_by_what_each_run_takes(monkeypatch, tmp_path):
     monkeypatch.setattr(local.os, "cpu_count", lambda: 16)
     assert local.default_jobs([mup]) == 5 and local.default_jobs([mup, hector]) == 2
     assert local.default_jobs([qemu]) == 13
+
+
+def test_dry_run_names_background_programs_by_what_tells_them_apart():
+    from schedlab.campaigns import reproduce as R
+    examples = [line for line in R.describe(get("lee-fig17"), "smoke", "gem5")
+                if line.startswith("  e.g.")]
+    assert examples[0].endswith("libquantum beside memlat(region-size=2MiB) #1, "
+                                "memlat(region-size=2MiB) #2, memlat(region-size=8KiB)")

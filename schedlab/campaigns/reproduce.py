@@ -34,6 +34,7 @@ from schedlab.analysis import demarchi as demarchi_analysis
 from schedlab.analysis import kazempour as kazempour_analysis
 from schedlab.analysis import lee as lee_analysis
 from schedlab.analysis.figures import FigureContext, provenance
+from schedlab.analysis.placement import program_names
 from schedlab.analysis.store import (DATA, committed_path, load_committed, save_committed,
                                      update_store)
 from schedlab.analysis.tables import table
@@ -375,7 +376,8 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
     for r in requests[:3]:
         lines.append(f"  e.g. {r.label}: {r.machine}, policy {r.policy}, "
                      + ", ".join(j.workload for j in r.jobs)
-                     + (" beside " + ", ".join(b.workload for b in r.background)
+                     + (" beside " + ", ".join(program_names(
+                         [{"workload": b.workload, "args": list(b.args)} for b in r.background]))
                         if r.background else ""))
     return lines
 
