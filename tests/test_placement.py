@@ -17,7 +17,7 @@ VANILLA = DATA / "clovertown-x5365--libquantum--cbf4a127c1c9"
 BALANCE = DATA / "clovertown-x5365--libquantum--07d2a3009d0f"
 
 
-def _placed(run: Path) -> tuple[str | None, list[placement.Program]]:
+def _placed(run: Path) -> tuple[bool, list[placement.Program]]:
     text = (run / "trace.txt").read_text()
     marks = roi_marks(text)[("libquantum", 1)]
     return placement.programs_of_job(text, lee.parse_region_trace(text),
@@ -31,7 +31,6 @@ def _of(run: Path) -> dict:
 
 def test_default_scheduler_run_placement_comes_from_its_switches():
     got = _of(VANILLA)
-    assert got["placement_from"] == "switches"
     # memlat pid 67 (16 KiB) is only named by the lines it wrote: without them it would be
     # "init" (its last switch was before its exec) and the memlats would go unnamed.
     assert got["llc_placement"] == ("llc 0: libquantum (job), memlat(region-size=4MiB) #1"
@@ -58,15 +57,19 @@ def test_seconds_on_each_cache_fill_the_roi():
         assert sum(secs[pid].values()) == pytest.approx(end - begin, abs=4e-4)
 
 
-def test_region_policy_run_placement_comes_from_its_mapped_regions():
-    """No switches traced: the caches of the regions mapped when the ROI began, by pages;
-    libquantum's regions were on both caches."""
-    got = _of(BALANCE)
-    assert got["placement_from"] == "regions"
-    assert got["llc_placement"] == ("llc 0: memlat(region-size=16KiB) 56 %, "
-                                    "memlat(region-size=4MiB) #2 | llc 2: libquantum (job) 52 %,"
-                                    " memlat(region-size=4MiB) #1")
-    assert got["placement_share"] == pytest.approx(68 / 132)
+def test_a_run_without_switches_names_its_programs_but_does_not_place_them():
+    """The region-balance run traced no switches (its policy then did not): its programs are
+    named by their execs' order, for their counters, with no cache; the job's row gets no
+    placement. (Its regions were mapped to both caches, and each task's last trace line
+    before the ROI put two of them on CPU 0, although each ran the whole ROI on a CPU of
+    its own: neither says where they ran.)"""
+    placed, programs = _placed(BALANCE)
+    assert not placed and placement.columns(placed, programs) == {}
+    assert {p.name: p.pid for p in programs} == {
+        "memlat(region-size=4MiB) #1": 65, "memlat(region-size=4MiB) #2": 66,
+        "memlat(region-size=16KiB)": 67, "libquantum": 69}
+    rows = placement.rows(programs, {})
+    assert all(r["llc"] is None and r["llc_share"] != r["llc_share"] for r in rows)
 
 
 def test_names_leave_seeds_aside_and_number_what_stays_alike():
@@ -96,8 +99,7 @@ def test_a_workload_with_more_pids_than_programs_is_left_out():
                         "background": [{"workload": "ray", "args": []}]}}
     got = placement.columns(*placement.programs_of_job(text, lee.parse_region_trace(text),
                                                        spec, "job", 72, (1.5, 2.5)))
-    assert got == {"placement_from": "switches", "llc_placement": "llc 2: job (job)",
-                   "placement_share": 1.0}
+    assert got == {"llc_placement": "llc 2: job (job)", "placement_share": 1.0}
     # The task on CPU 0 when the window opened ran until its switch at 2.0 s.
     secs = placement.seconds_on_cache(parse_switches(text), (1.5, 2.5), {0: 0, 1: 0, 2: 2})
     assert secs[70] == {0: pytest.approx(0.5)} and secs[71] == {0: pytest.approx(1.0)}
@@ -107,7 +109,7 @@ def test_no_marks_no_placement():
     text = (VANILLA / "trace.txt").read_text()
     spec = json.loads((VANILLA / "spec.json").read_text())
     assert placement.programs_of_job(text, lee.parse_region_trace(text), spec, "libquantum",
-                                     69, None) == (None, [])
+                                     69, None) == (False, [])
 
 
 def test_each_programs_ipc_comes_from_its_attributed_counters():

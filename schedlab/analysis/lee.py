@@ -29,9 +29,9 @@ Compact tables:
   where the run traced ``sched_waking`` (the default scheduler's runs), the job's threads'
   wake-ups in its ROI (``wake_onto_idle``, ``wake_late``, ``wake_max_us``, ...:
   ``schedlab/analysis/wakeups.py``; gem5 loses some wake-ups of idle CPUs); where the
-  launcher marked the ROI, where the run's programs were in it (``placement_from``,
-  ``llc_placement``, ``placement_share``: ``schedlab/analysis/placement.py``; from the
-  switches where the run traced them, else from the regions mapped when it began);
+  launcher marked the ROI and the run traced its switches (the default scheduler's and
+  region balancing's runs), where the run's programs were in it (``llc_placement``,
+  ``placement_share``: ``schedlab/analysis/placement.py``);
 - ``"responses"``: the media server's requests, one row each (its ``responses.csv``):
   the run's coordinates, job, job_rep, arrival_ms (after its ROI's start), response_ms,
   in_roi, and where wake-ups were traced ``late_wakeup`` (one of the job's threads was
@@ -39,10 +39,10 @@ Compact tables:
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
   region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
-- ``"programs"``: one row per program of the run that the placement found (the job, by
-  its main thread, and the background programs): the run's coordinates, job, job_rep,
-  program, is_job, pid, the cache it was on most (``llc``, ``llc_share``) and, on gem5 with
-  per-task attribution, its IPC and misses in the job's ROI (``placement.rows``).
+- ``"programs"``: one row per program of the run (the job, by its main thread, and the
+  background programs): the run's coordinates, job, job_rep, program, is_job, pid, the
+  cache it was on most where switches were traced (``llc``, ``llc_share``) and, on gem5
+  with per-task attribution, its IPC and misses in the job's ROI (``placement.rows``).
 
 The trace does not count merges of single pages into regions, nor tell a teardown from a
 merge (both free a region); those counters are in ``/proc/<pid>/sched_regions``, which the
@@ -231,9 +231,9 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             found, late_ms = _job_wakeups(text, job, edges)
             row.update(found)
             window = (edges["begin"], edges["end"]) if len(edges) == 2 else None
-            source, placed = placement.programs_of_job(text, trace, spec, job["job"],
+            traced, placed = placement.programs_of_job(text, trace, spec, job["job"],
                                                        job["pid"], window)
-            row.update(placement.columns(source, placed))
+            row.update(placement.columns(traced, placed))
             coords = {k: row[k] for k in ("run_id", "machine", "policy", *res.get("label", {}))
                       if k in row}
             programs += [{**coords, "job": job["job"], "job_rep": job["rep"], **p}

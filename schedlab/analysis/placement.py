@@ -1,14 +1,13 @@
 """Where a run's programs were during a job's region of interest: the last-level cache of
 each, which is what study 3's cache balancing and partitioning decide.
 
-Two sources, by what the run traced:
-
-- ``sched_switch`` (the default scheduler's runs): the seconds each task ran on each cache
-  inside the window, replaying every CPU's switches (the task on a CPU when the window
-  opens is the last one switched in before it). This is where the tasks ran.
-- region mappings (the region policies, which trace no switches): the cache of the regions
-  a process had mapped when the window opened, weighted by their pages. This is where the
-  region scheduler keeps the process's threads, not a measurement of where they ran.
+Where is measured from the run's ``sched_switch`` trace (the default scheduler's and
+region balancing's runs): the seconds each task ran on each cache inside the window,
+replaying every CPU's switches (the task on a CPU when the window opens is the last one
+switched in before it). A run that traced no switches (the other region policies) has its
+programs named, for their attributed counters, but not placed: the region tracepoints say
+where regions are mapped, not where threads run, and the last line a task wrote can be
+stale (a load balancer's move is not among them).
 
 A program is named by its workload and the arguments that tell it apart from the run's
 other programs of that workload (memlat's region size; seeds aside). The guest starts the
@@ -21,6 +20,7 @@ process) is left out rather than guessed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -63,19 +63,6 @@ def seconds_on_cache(switches: list[Switch], window: tuple[float, float],
         if running:
             out[running][llc[cpu]] += end - since
     return {pid: dict(caches) for pid, caches in out.items()}
-
-
-def pages_on_cache(changes: pd.DataFrame, until: float) -> dict[int, dict[int, int]]:
-    """tgid -> cache -> pages of its regions mapped there at ``until`` (trace seconds), by
-    replaying ``sched_region_change`` events (lee.parse_region_trace's "change" rows)."""
-    state: dict[tuple[int, int], tuple[str, int, int]] = {}
-    for ev in changes[changes["ts"] <= until].itertuples(index=False):
-        state[(int(ev.tgid), int(ev.region))] = (ev.type, int(ev.llc), int(ev.pages))
-    out: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for (tgid, _), (kind, cache, pages) in state.items():
-        if kind == "local":
-            out[tgid][cache] += pages
-    return {tgid: dict(caches) for tgid, caches in out.items()}
 
 
 def _flags(args: list[str]) -> dict[str, str]:
@@ -122,21 +109,21 @@ def program_pids(programs: list[dict], job_index: int, job_pid: int,
 @dataclass(frozen=True)
 class Program:
     """One of a run's programs in a job's ROI: its name, whether it is the job, its pid and
-    how much of it (seconds or pages) was on each last-level cache."""
+    how many seconds of the window it was on each last-level cache."""
     name: str
     job: bool
     pid: int
     caches: dict[int, float]
 
     @property
-    def cache(self) -> int:
-        """The cache it was on most."""
-        return max(self.caches, key=self.caches.get)
+    def cache(self) -> int | None:
+        """The cache it was on most (None: not placed)."""
+        return max(self.caches, key=self.caches.get) if self.caches else None
 
     @property
     def share(self) -> float:
-        """The share of it on that cache."""
-        return self.caches[self.cache] / sum(self.caches.values())
+        """The share of it on that cache (nan: not placed)."""
+        return self.caches[self.cache] / sum(self.caches.values()) if self.caches else math.nan
 
     @property
     def label(self) -> str:
@@ -199,36 +186,30 @@ def _exec_names(trace: pd.DataFrame) -> dict[int, str]:
 
 
 def programs_of_job(text: str, trace: pd.DataFrame, spec: dict, workload: str, job_pid: int,
-                    window: tuple[float, float] | None) -> tuple[str | None, list[Program]]:
-    """Where the run's programs were in a job's ROI (``window``, trace seconds; None without
-    the launcher's marks: nowhere known): the source (switches or regions) and the programs
-    found. ``trace``: the run's region trace (lee.parse_region_trace), for runs that traced
-    no switches."""
+                    window: tuple[float, float] | None) -> tuple[bool, list[Program]]:
+    """The run's programs in a job's ROI (``window``, trace seconds; None without the
+    launcher's marks: none), named, and whether they are placed (the run traced its
+    switches; else each program's ``caches`` is empty). ``trace``: the run's region trace
+    (lee.parse_region_trace), whose execs name the pids of runs without switches."""
     request = spec.get("request", {})
     job = next((j for j in request.get("jobs", []) if j["workload"] == workload), None)
     if window is None or job is None:
-        return None, []
+        return False, []
     programs = [*request.get("background", []), job]
     job_index = len(programs) - 1
     switches = parse_switches(text)
     if switches:
         comms = _task_names(text, switches)
         amounts = seconds_on_cache(switches, window, llc_of_cpu(spec["machine"]))
-        source = "switches"
-    elif (trace["event"] == "change").any():
-        comms = _exec_names(trace)
-        amounts = pages_on_cache(trace[trace["event"] == "change"], window[0])
-        source = "regions"
     else:
-        return None, []
+        comms, amounts = _exec_names(trace), {}
     names = program_names(programs)
-    found = [Program(names[i], i == job_index, pid, amounts[pid])
+    found = [Program(names[i], i == job_index, pid, amounts.get(pid, {}))
              for i, pid in sorted(program_pids(programs, job_index, job_pid, comms).items())
-             if sum(amounts.get(pid, {}).values()) > 0]
-    return (source, found) if found else (None, [])
+             if not switches or sum(amounts.get(pid, {}).values()) > 0]
+    return bool(switches), found
 
 
-def columns(source: str | None, programs: list[Program]) -> dict:
-    """A job row's placement columns: ``placement_from`` (switches or regions) and
-    :func:`describe`'s."""
-    return {"placement_from": source, **describe(programs)} if programs else {}
+def columns(placed: bool, programs: list[Program]) -> dict:
+    """A job row's placement columns (:func:`describe`'s), for a run that traced switches."""
+    return describe(programs) if placed else {}
