@@ -215,6 +215,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         marks = roi_marks(text)
         job_pids = set()
         t0 = None
+        coords = None
         for row, job in zip(rows(d), res["jobs"]):
             # The job's request by name: a run's results list every job's repetitions.
             req = next((r for r in requested if r.get("workload") == job["job"]),
@@ -248,10 +249,9 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                     t0 = float(execs["ts"].min())
             main.append(row)
             responses += _responses(d, job, coords, late_ms)
-        if trace.empty or not main:
+        if trace.empty or coords is None:    # no region trace, or the run had no job
             continue
-        coords = {k: v for k, v in main[-1].items()
-                  if k in ("run_id", "machine", "policy", *res.get("label", {}))}
+        coords = {k: v for k, v in row.items() if k in coords}    # the tables' column order
         t0 = t0 if t0 is not None else float(trace["ts"].min())
         for ev in trace[trace["event"] != "exec"].itertuples(index=False):
             events.append({**coords, "time_s": ev.ts - t0, "event": ev.event,

@@ -204,11 +204,6 @@ def _memlat(size: str, access: int, seed: int, scale: str, backend: str, cpus=No
                                  "--seed", str(seed)))
 
 
-def region_size_of(working_set: str) -> str:
-    """memlat's --region-size for a working set (its two regions together)."""
-    return format_size(parse_size(working_set, "working set") // 2)
-
-
 def pair_fits(machine: str, size: str) -> bool:
     """Whether memlat's two regions of ``size`` fit together in one last-level cache of
     ``machine``: strictly smaller, since a pair the cache's size shares it with everything
@@ -261,22 +256,21 @@ def start_order(rep: int) -> tuple[int, ...]:
     return tuple((k - rep) % 3 for k in range(3))
 
 
-# Fig. 17's memlats by the size of their working set, both regions together (memlat's
-# --region-size is one of its two regions): a large one fills one last-level cache (the
-# X5365's 4 MB L2, the Westmere's 12 MB L3) and two overflow it, so where they go matters;
-# the small one needs under a tenth of it. With regions of the cache's size instead (the
-# first runs of this figure, data/lee/earlier/), a large memlat missed on about every
+# Fig. 17's small memlat by the size of its working set, both regions together (memlat's
+# --region-size is one of its two regions): the paper's, under a tenth of the machine's
+# last-level cache. A large memlat's working set is one last-level cache (the catalogue's),
+# so two overflow it and where they go matters. With regions of the cache's size instead
+# (the first runs of this figure, data/lee/earlier/), a large memlat missed on about every
 # access wherever it ran: no placement could matter.
-FIG17_MEMLATS = {"clovertown-x5365": {"large": "4MiB", "small": "16KiB"},
-                 "westmere-x5660": {"large": "12MiB", "small": "512KiB"}}
+FIG17_SMALL = {"clovertown-x5365": "16KiB", "westmere-x5660": "512KiB"}
 
 
 def _fig17(scale, backend):
-    big = {m: region_size_of(s["large"]) for m, s in FIG17_MEMLATS.items()}
-    small = {m: region_size_of(s["small"]) for m, s in FIG17_MEMLATS.items()}
     out = []
     for machine in MACHINES:
-        memlats = (big[machine], big[machine], small[machine])
+        large = format_size(load_machine(machine).llc.size // 2)
+        small = format_size(parse_size(FIG17_SMALL[machine], "working set") // 2)
+        memlats = (large, large, small)
         for bench in SPEC:
             for policy in ("vanilla", "region-balance"):
                 for rep in range(REPS[scale]):
