@@ -499,3 +499,34 @@ def test_fig17s_start_order_rotates_over_the_repetitions():
                 and r.label["policy"] == "vanilla"]
     assert [[b.args[1] for b in r.background] for r in requests] == [
         ["2MiB", "2MiB", "8KiB"], ["8KiB", "2MiB", "2MiB"]]
+
+
+def test_fig17_placement_shows_each_runs_programs_per_cache(tmp_path, drawn_figure):
+    """The earlier definition's 4 real runs (data/lee/earlier/): the default scheduler's
+    runs traced their switches, region balancing's did not, so its cells stay empty; a
+    program that split its ROI between caches is shown with its share there."""
+    from schedlab.analysis.store import load_committed
+    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
+    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
+              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    programs = tables["programs"]
+    split = (programs["policy"] == "vanilla") & (programs["rep"] == 1) & ~programs["is_job"]
+    programs.loc[split.idxmax(), "llc_share"] = 0.73
+    kept = drawn_figure(lee)
+    out = lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", tables[""]), tmp_path / "f.png")
+    assert [p.name for p in out] == ["f.png", "f--caches.png", "f--placement.png"]
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f--placement.png")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts.count("libquantum") == 2          # rep 0 and 1, default scheduler only
+    assert texts.count("memlat 4MiB #2") == 2 and "memlat 16KiB" in texts
+    assert "memlat 4MiB #1 (73 %)" in texts
+    assert {"L2, CPUs 0-1", "L2, CPUs 2-3", "default scheduler", "region-balance"} <= set(texts)
+    changes = lee.program_changes(programs, "region-balance")
+    job = changes[(changes["kind"] == "the benchmark") & (changes["rep"] == 0)]["change"]
+    assert any(t.startswith(f"libquantum {job.iloc[0]:+.1f} %\nall ") for t in texts)
+
+
+def test_short_program_names_keep_the_telling_values():
+    assert lee.short_program_name("memlat(region-size=2MiB) #1") == "memlat 2MiB #1"
+    assert lee.short_program_name("w(a=1, b=x)") == "w 1, x"
+    assert lee.short_program_name("libquantum") == "libquantum"

@@ -36,3 +36,7 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
     errors = [o for c in notebook.cells for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert errors == []
+    # Every view a figure drew is shown, not only its first.
+    shown = sum("image/png" in o.get("data", {}) for c in notebook.cells
+                for o in c.get("outputs", []))
+    assert shown == len(list((tmp_path / "figures").glob("*.png")))

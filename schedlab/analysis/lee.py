@@ -582,12 +582,18 @@ def program_changes(programs: pd.DataFrame, policy: str) -> pd.DataFrame:
 PROGRAM_COLOURS = ("#4c72b0", "#c44e52", "#55a868", "#8c8c8c", "#8172b2")
 
 
+def program_kinds(changes: pd.DataFrame) -> list[str]:
+    """The kinds of ``program_changes`` in the order their bars take (and their colours,
+    PROGRAM_COLOURS in turn): the benchmark, the others as they come, all programs."""
+    others = [k for k in dict.fromkeys(changes["kind"]) if k not in ("the benchmark",
+                                                                      "all programs")]
+    return ["the benchmark", *others, "all programs"]
+
+
 def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -> None:
     """Per benchmark, each program's IPC change under ``policy`` (bars: the mean over the
     repetitions and alike programs; dots: each), and the mix's."""
-    others = [k for k in dict.fromkeys(changes["kind"]) if k not in ("the benchmark",
-                                                                      "all programs")]
-    kinds = ["the benchmark", *others, "all programs"]
+    kinds = program_kinds(changes)
     width = 0.8 / len(kinds)
     for k, kind in enumerate(kinds):
         part = changes[changes["kind"] == kind]
@@ -601,6 +607,92 @@ def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     ax.set_ylabel(f"IPC change, {policy}\nover the default scheduler (%)", fontsize=8)
     ax.legend(fontsize=6, loc="best", framealpha=0.8)
+
+
+def short_program_name(program: str) -> str:
+    """A program's name with its telling arguments' values only:
+    ``memlat(region-size=2MiB) #1`` -> ``memlat 2MiB #1``."""
+    return re.sub(r"\(([^)]*)\)",
+                  lambda m: " " + ", ".join(a.split("=", 1)[-1] for a in m.group(1).split(", ")),
+                  program)
+
+
+def _cache_names(machine: str, caches: list[int]) -> dict[int, str]:
+    """Cache id (its first CPU, as the tables number it) -> "L2, CPUs 0-1" from the
+    catalogue; by the id alone for a machine it does not hold."""
+    from schedlab.machine import format_cpus, load_machine
+    try:
+        spec = load_machine(machine)
+    except Exception:      # a user's machine file the figure cannot see
+        return {c: f"cache of CPU {c}" for c in caches}
+    groups = {min(g): g for g in spec.llc_groups}
+    return {c: f"{spec.llc.name.upper()}, CPUs {format_cpus(groups.get(c, (c,)))}"
+            for c in caches}
+
+
+def _placement(programs: pd.DataFrame, policy: str, ctx: FigureContext,
+               dest: Path) -> Path:
+    """Fig. 17's placements: per run, the programs on each last-level cache in the job's
+    ROI under the default scheduler and under ``policy``, side by side, with the IPC
+    changes they led to."""
+    placed = programs.dropna(subset=["llc"]).astype({"llc": int})
+    each = program_changes(programs, policy)
+    changes = each.set_index(["machine", "benchmark", "rep", "kind"])["change"]
+    colour = {k: PROGRAM_COLOURS[i % len(PROGRAM_COLOURS)]
+              for i, k in enumerate(program_kinds(each))}
+    machines = list(dict.fromkeys(placed["machine"]))
+    rows = {m: list(dict.fromkeys(map(tuple, placed.loc[placed["machine"] == m,
+                                                        ["benchmark", "rep"]].to_numpy())))
+            for m in machines}
+    heights = [len(rows[m]) + 1.5 for m in machines]
+    fig, axes = plt.subplots(len(machines), 1, figsize=(11, 0.5 * sum(heights) + 1.6),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, machine in zip(axes[:, 0], machines):
+        mine = placed[placed["machine"] == machine]
+        caches = sorted(mine["llc"].unique())
+        names = _cache_names(machine, caches)
+        columns = [(p, c) for p in ("vanilla", policy) for c in caches]
+        for x, (pol, cache) in enumerate(columns):
+            ax.text(x + 0.5, -0.6, names[cache], ha="center", va="center", fontsize=7)
+        for x, pol in ((0, "default scheduler"), (len(caches), policy)):
+            ax.text(x + len(caches) / 2, -1.2, pol, ha="center", va="center", fontsize=8,
+                    weight="bold")
+        ax.text(len(columns) + 0.1, -0.6, "IPC change", ha="left", va="center", fontsize=7)
+        for y, (bench, rep) in enumerate(rows[machine]):
+            ax.text(-0.05, y + 0.5, f"{bench}, rep {rep}", ha="right", va="center",
+                    fontsize=7)
+            for x, (pol, cache) in enumerate(columns):
+                ax.add_patch(plt.Rectangle((x, y), 1, 1, fill=False, linewidth=0.5))
+                here = mine[(mine["benchmark"] == bench) & (mine["rep"] == rep)
+                            & (mine["policy"] == pol) & (mine["llc"] == cache)]
+                for k, (_, p) in enumerate(here.sort_values("is_job",
+                                                             ascending=False).iterrows()):
+                    kind = ("the benchmark" if p["is_job"] else
+                            re.sub(r" #\d+$", "", p["program"]))
+                    share = (f" ({100 * p['llc_share']:.0f} %)"
+                             if p["llc_share"] < 0.995 else "")
+                    ax.text(x + 0.04, y + (k + 0.75) / (len(here) + 0.5),
+                            short_program_name(p["program"]) + share, fontsize=6.5,
+                            va="center", color=colour.get(kind, "black"),
+                            weight="bold" if p["is_job"] else "normal")
+            said = [f"{name} {changes[key]:+.1f} %" for name, key in (
+                (bench, (machine, bench, rep, "the benchmark")),
+                ("all", (machine, bench, rep, "all programs"))) if key in changes.index]
+            ax.text(len(columns) + 0.1, y + 0.5, "\n".join(said), ha="left", va="center",
+                    fontsize=6.5)
+        ax.set_xlim(-1.6, len(columns) + 1.3)
+        ax.set_ylim(len(rows[machine]) + 0.05, -1.5)
+        ax.axvline(len(caches), color="black", linewidth=1.5)
+        ax.set_title(machine, fontsize=8, loc="left")
+        ax.axis("off")
+    return finish(fig, ctx, dest, "Where each program ran in the job's ROI: the last-level "
+                  "cache it spent most of the ROI on (sched_switch trace; the share when "
+                  "under 100 %), named by the arguments that tell the programs apart "
+                  "(memlat's: the size of one of its two regions), the benchmark in bold; "
+                  "left the default scheduler's run, right the same repetition (start order "
+                  f"and seeds) under {policy}; on the right the IPC change of the benchmark "
+                  "and the mean of every program's IPC ratio (per-task attribution)."
+                  + _timing_note(ctx))
 
 
 def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: FigureContext,
@@ -812,8 +904,13 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if name == "lee-overheads":
         return _overheads(frame, ctx, dest)
     if name == "lee-fig17":
+        programs = tables.get("programs")
+        placed = (programs is not None and "llc" in programs
+                  and programs["llc"].notna().any())
         return _benchmarks(frame, events, experiment, ctx, dest, "region-balance",
-                           tables.get("programs"))
+                           programs) + (
+            [_placement(programs, "region-balance", ctx,
+                        dest.with_name(dest.stem + "--placement.png"))] if placed else [])
     if name == "lee-fig18-23":
         return _benchmarks(frame, events, experiment, ctx, dest, "region-unify")
     if name == "lee-fig24":
