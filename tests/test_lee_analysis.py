@@ -530,3 +530,26 @@ def test_short_program_names_keep_the_telling_values():
     assert lee.short_program_name("memlat(region-size=2MiB) #1") == "memlat 2MiB #1"
     assert lee.short_program_name("w(a=1, b=x)") == "w 1, x"
     assert lee.short_program_name("libquantum") == "libquantum"
+
+
+def test_a_micro_schedule_the_thread_did_not_run_after_is_marked_undone():
+    """A real region-balance trace of lee-fig17 (tests/data/placement/): the thread writes
+    its micro-schedule event on the CPU it runs on next, and two of the twelve were written
+    on a CPU of the other cache than the region's (the idle balancer had pulled the thread
+    back); a move to another CPU of the region's cache counts as held."""
+    from schedlab.analysis import placement
+    run = (Path(__file__).parent / "data" / "placement"
+           / "clovertown-x5365--libquantum--07d2a3009d0f")
+    spec = json.loads((run / "spec.json").read_text())
+    trace = lee.mark_undone(lee.parse_region_trace((run / "trace.txt").read_text()),
+                            placement.llc_of_cpu(spec["machine"]))
+    micro = trace[trace["event"] == "micro"]
+    assert len(micro) == 12
+    undone = micro[micro["undone"].astype(bool)]
+    assert list(zip(undone["tgid"], undone["dst_cpu"], undone["on_cpu"])) == [(67, 0, 2),
+                                                                             (69, 2, 1)]
+    assert ((micro["on_cpu"] != micro["dst_cpu"]) & ~micro["undone"].astype(bool)).sum() == 1
+    assert lee.job_trace(trace, 69, 0.0, None, 1.0)["micro_undone"] == 1
+    assert trace.loc[trace["event"] != "micro", "undone"].isna().all()
+    unknown = lee.mark_undone(lee.parse_region_trace((run / "trace.txt").read_text()), {})
+    assert unknown["undone"].isna().all()      # no machine description: not guessed

@@ -23,6 +23,8 @@ Compact tables:
   (its regions mapped when the ROI began, and the caches holding them),
   ``largest_local_pages``, ``micro_schedules`` (in the whole trace), ``micro_in_roi`` and
   ``micro_per_s`` (per second of the ROI; without a duration, per second of the job's life),
+  ``micro_undone`` and ``micro_undone_in_roi`` (its micro-schedules after which it ran on
+  outside the region's cache: ``mark_undone``),
   ``changes_in_roi`` (region changes inside the ROI: a regioning phase ran there),
   ``ended_in_roi`` (the job exited before its duration: its ROI ends there),
   ``regions_formed``, ``regions_freed`` (merged away or torn down), ``maps``, ``unmaps``;
@@ -38,7 +40,8 @@ Compact tables:
   woken late onto an idle CPU while the request was pending);
 - ``"events"``: one row per region tracepoint of the run's processes: time (seconds after
   the job's exec), event (change or micro), tgid, whose (``job`` or ``background``),
-  region, type, cache, pages (for a micro-schedule: the CPUs it moved between).
+  region, type, cache, pages (for a micro-schedule: the CPUs it moved between, the CPU it
+  ran on next, ``on_cpu``, and whether that was outside the region's cache, ``undone``).
 - ``"programs"``: one row per program of the run (the job, by its main thread, and the
   background programs): the run's coordinates, job, job_rep, program, is_job, pid, the
   cache it was on most where switches were traced (``llc``, ``llc_share``) and, on gem5
@@ -86,7 +89,7 @@ CACHE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
 def parse_region_trace(text: str) -> pd.DataFrame:
     """The region and exec tracepoints of a tracefs ``trace`` file, in order: ts (s, trace
     clock), event (change, micro, exec), tgid (exec: the pid), region, type, llc, pages,
-    src_cpu, dst_cpu, filename (exec)."""
+    src_cpu, dst_cpu, on_cpu (the CPU that wrote the event), filename (exec)."""
     out = []
     for line in text.splitlines():
         m = _LINE.match(line)
@@ -101,13 +104,28 @@ def parse_region_trace(text: str) -> pd.DataFrame:
         elif ev == "sched_region_micro_schedule":
             out.append({"ts": float(m["ts"]), "event": "micro", "tgid": int(f["tgid"]),
                         "region": int(f["region"]), "llc": int(f["llc"]),
-                        "src_cpu": int(f["src_cpu"]), "dst_cpu": int(f["dst_cpu"])})
+                        "src_cpu": int(f["src_cpu"]), "dst_cpu": int(f["dst_cpu"]),
+                        "on_cpu": int(m["on"])})
         elif ev == "sched_process_exec":
             out.append({"ts": float(m["ts"]), "event": "exec", "tgid": int(f["pid"]),
                         "filename": f.get("filename", "")})
     cols = ["ts", "event", "tgid", "region", "type", "llc", "pages", "src_cpu", "dst_cpu",
-            "filename"]
+            "on_cpu", "filename"]
     return pd.DataFrame(out, columns=cols)
+
+
+def mark_undone(trace: pd.DataFrame, llc_of_cpu: dict[int, int]) -> pd.DataFrame:
+    """``trace`` with ``undone`` for its micro-schedules: whether the thread went on running
+    outside the region's cache. The thread writes the event itself once migrate_task_to()
+    has returned, so it writes it on the CPU it runs on next; a micro-schedule onto a busy
+    CPU leaves the CPU it came from idle, whose idle balancing can pull the thread back
+    before it ever runs at its destination (seen in lee-fig17's runs: the stopper's
+    sched_migrate_task there and back within microseconds)."""
+    micro = trace["event"] == "micro"
+    if not llc_of_cpu:
+        return trace.assign(undone=math.nan)
+    ran_on = trace["on_cpu"].map(lambda c: llc_of_cpu.get(int(c)) if pd.notna(c) else None)
+    return trace.assign(undone=(ran_on != trace["llc"]).where(micro))
 
 
 def region_states(changes: pd.DataFrame, until: float = math.inf) -> dict[int, dict]:
@@ -174,6 +192,8 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     changes = mine[mine["event"] == "change"]
     micro = mine[mine["event"] == "micro"]
     out: dict = {"micro_schedules": len(micro), **change_counts(changes)}
+    if "undone" in micro:
+        out["micro_undone"] = int(micro["undone"].astype(bool).sum())
     if execs.empty:
         return out
     t0 = float(execs["ts"].min())
@@ -196,6 +216,8 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
         "caches_at_roi": len({s["llc"] for s in at_roi.values()}),
         "largest_local_pages": max((s["pages"] for s in at_roi.values()), default=0),
         "micro_in_roi": len(in_roi),
+        **({"micro_undone_in_roi": int(in_roi["undone"].astype(bool).sum())}
+           if "undone" in in_roi else {}),
         "micro_per_s": len(in_roi) / length if length > 0 else math.nan,
         "changes_in_roi": int(((changes["ts"] > start) & (changes["ts"] < end)).sum()),
         "ended_in_roi": ended if duration else math.nan})
@@ -211,7 +233,7 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         requested = spec["request"]["jobs"]
         trace_path = d / "artifacts" / "trace.txt"
         text = trace_path.read_text(errors="replace") if trace_path.is_file() else ""
-        trace = parse_region_trace(text)
+        trace = mark_undone(parse_region_trace(text), placement.llc_of_cpu(spec["machine"]))
         marks = roi_marks(text)
         job_pids = set()
         t0 = None
@@ -258,7 +280,8 @@ def collect(run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                            "tgid": ev.tgid,
                            "whose": "job" if ev.tgid in job_pids else "background",
                            "region": ev.region, "type": ev.type, "llc": ev.llc,
-                           "pages": ev.pages, "src_cpu": ev.src_cpu, "dst_cpu": ev.dst_cpu})
+                           "pages": ev.pages, "src_cpu": ev.src_cpu, "dst_cpu": ev.dst_cpu,
+                           "on_cpu": ev.on_cpu, "undone": ev.undone})
     return {"": pd.DataFrame(main), "events": pd.DataFrame(events),
             "responses": pd.DataFrame(responses), "programs": pd.DataFrame(programs)}
 
