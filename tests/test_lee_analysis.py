@@ -524,6 +524,14 @@ def test_fig17_placement_shows_each_runs_programs_per_cache(tmp_path, drawn_figu
     changes = lee.program_changes(programs, "region-balance")
     job = changes[(changes["kind"] == "the benchmark") & (changes["rep"] == 0)]["change"]
     assert any(t.startswith(f"libquantum {job.iloc[0]:+.1f} %\nall ") for t in texts)
+    # Region balancing's micro-schedules up to the ROI's end; these events predate the
+    # undone marks, so none are claimed.
+    frame, events = tables[""], tables["events"]
+    run = frame[(frame["policy"] == "region-balance") & (frame["rep"] == 0)].iloc[0]
+    mine = events[(events["run_id"] == run["run_id"]) & (events["event"] == "micro")]
+    moves = int((mine["time_s"] <= run["roi_end_s"]).sum())
+    assert moves > 0
+    assert any(t.endswith(f"\n{moves} micro-schedules") for t in texts)
 
 
 def test_short_program_names_keep_the_telling_values():

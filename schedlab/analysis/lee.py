@@ -653,16 +653,31 @@ def _cache_names(machine: str, caches: list[int]) -> dict[int, str]:
             for c in caches}
 
 
-def _placement(programs: pd.DataFrame, policy: str, ctx: FigureContext,
-               dest: Path) -> Path:
+def micro_counts(frame: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """Per run (run_id) the micro-schedules of all its processes up to the job's ROI's end,
+    and how many of them were undone (NaN where the events do not say)."""
+    if events.empty or "run_id" not in events or "roi_end_s" not in frame:
+        return pd.DataFrame(columns=["micro", "undone"])
+    end = frame.set_index("run_id")["roi_end_s"]
+    micro = events[(events["event"] == "micro")
+                   & (events["time_s"] <= events["run_id"].map(end))]
+    undone = (micro["undone"].astype("boolean") if "undone" in micro
+              else pd.Series(pd.NA, index=micro.index, dtype="boolean"))
+    return pd.DataFrame({"micro": micro.groupby("run_id").size(),
+                         "undone": undone.groupby(micro["run_id"]).sum(min_count=1)})
+
+
+def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame,
+               policy: str, ctx: FigureContext, dest: Path) -> Path:
     """Fig. 17's placements: per run, the programs on each last-level cache in the job's
     ROI under the default scheduler and under ``policy``, side by side, with the IPC
-    changes they led to."""
+    changes they led to and ``policy``'s micro-schedules."""
     placed = programs.dropna(subset=["llc"]).astype({"llc": int})
     each = program_changes(programs, policy)
     changes = each.set_index(["machine", "benchmark", "rep", "kind"])["change"]
     colour = {k: PROGRAM_COLOURS[i % len(PROGRAM_COLOURS)]
               for i, k in enumerate(program_kinds(each))}
+    moves = micro_counts(frame, events)
     machines = list(dict.fromkeys(placed["machine"]))
     rows = {m: list(dict.fromkeys(map(tuple, placed.loc[placed["machine"] == m,
                                                         ["benchmark", "rep"]].to_numpy())))
@@ -701,6 +716,12 @@ def _placement(programs: pd.DataFrame, policy: str, ctx: FigureContext,
             said = [f"{name} {changes[key]:+.1f} %" for name, key in (
                 (bench, (machine, bench, rep, "the benchmark")),
                 ("all", (machine, bench, rep, "all programs"))) if key in changes.index]
+            run = frame[(frame["machine"] == machine) & (frame["benchmark"] == bench)
+                        & (frame["rep"] == rep) & (frame["policy"] == policy)]["run_id"]
+            if len(run) and run.iloc[0] in moves.index:
+                n, undone = moves.loc[run.iloc[0]]
+                said.append(f"{int(n)} micro-schedules"
+                            + (f", {int(undone)} undone" if pd.notna(undone) else ""))
             ax.text(len(columns) + 0.1, y + 0.5, "\n".join(said), ha="left", va="center",
                     fontsize=6.5)
         ax.set_xlim(-1.6, len(columns) + 1.3)
@@ -714,7 +735,10 @@ def _placement(programs: pd.DataFrame, policy: str, ctx: FigureContext,
                   "(memlat's: the size of one of its two regions), the benchmark in bold; "
                   "left the default scheduler's run, right the same repetition (start order "
                   f"and seeds) under {policy}; on the right the IPC change of the benchmark "
-                  "and the mean of every program's IPC ratio (per-task attribution)."
+                  "and the mean of every program's IPC ratio (per-task attribution), and "
+                  f"{policy}'s micro-schedules of all the run's programs up to the ROI's end "
+                  "(undone: the thread ran on outside the region's cache, pulled back by the "
+                  "idle balancer of the CPU it had left)."
                   + _timing_note(ctx))
 
 
@@ -932,7 +956,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                   and programs["llc"].notna().any())
         return _benchmarks(frame, events, experiment, ctx, dest, "region-balance",
                            programs) + (
-            [_placement(programs, "region-balance", ctx,
+            [_placement(programs, frame, events, "region-balance", ctx,
                         dest.with_name(dest.stem + "--placement.png"))] if placed else [])
     if name == "lee-fig18-23":
         return _benchmarks(frame, events, experiment, ctx, dest, "region-unify")
