@@ -561,3 +561,4 @@ def test_a_micro_schedule_the_thread_did_not_run_after_is_marked_undone():
     assert trace.loc[trace["event"] != "micro", "undone"].isna().all()
     unknown = lee.mark_undone(lee.parse_region_trace((run / "trace.txt").read_text()), {})
     assert unknown["undone"].isna().all()      # no machine description: not guessed
+    assert "micro_undone" not in lee.job_trace(unknown, 69, 0.0, None, 1.0)

@@ -192,8 +192,8 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     changes = mine[mine["event"] == "change"]
     micro = mine[mine["event"] == "micro"]
     out: dict = {"micro_schedules": len(micro), **change_counts(changes)}
-    if "undone" in micro:
-        out["micro_undone"] = int(micro["undone"].astype(bool).sum())
+    if "undone" in micro and micro["undone"].notna().all():   # NaN: not known
+        out["micro_undone"] = int(micro["undone"].eq(True).sum())
     if execs.empty:
         return out
     t0 = float(execs["ts"].min())
@@ -216,8 +216,8 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
         "caches_at_roi": len({s["llc"] for s in at_roi.values()}),
         "largest_local_pages": max((s["pages"] for s in at_roi.values()), default=0),
         "micro_in_roi": len(in_roi),
-        **({"micro_undone_in_roi": int(in_roi["undone"].astype(bool).sum())}
-           if "undone" in in_roi else {}),
+        **({"micro_undone_in_roi": int(in_roi["undone"].eq(True).sum())}
+           if "micro_undone" in out else {}),
         "micro_per_s": len(in_roi) / length if length > 0 else math.nan,
         "changes_in_roi": int(((changes["ts"] > start) & (changes["ts"] < end)).sum()),
         "ended_in_roi": ended if duration else math.nan})
@@ -643,10 +643,11 @@ def short_program_name(program: str) -> str:
 def _cache_names(machine: str, caches: list[int]) -> dict[int, str]:
     """Cache id (its first CPU, as the tables number it) -> "L2, CPUs 0-1" from the
     catalogue; by the id alone for a machine it does not hold."""
+    from schedlab.errors import UserError
     from schedlab.machine import format_cpus, load_machine
     try:
         spec = load_machine(machine)
-    except Exception:      # a user's machine file the figure cannot see
+    except UserError:      # a user's machine file the figure cannot see
         return {c: f"cache of CPU {c}" for c in caches}
     groups = {min(g): g for g in spec.llc_groups}
     return {c: f"{spec.llc.name.upper()}, CPUs {format_cpus(groups.get(c, (c,)))}"
