@@ -182,3 +182,20 @@ def test_fig25s_omnetpp_did_worse_where_partitioning_swapped_the_caches():
     assert misses[x5365, "region-partition"] > 1.4 * misses[x5365, "vanilla"]
     assert ran[westmere] == mapped[westmere] == {6}
     assert abs(ipc[westmere, "region-partition"] / ipc[westmere, "vanilla"] - 1) < 0.005
+
+
+@pytest.mark.skipif("lee-fig25" not in COMMITTED, reason="lee-fig25 not committed")
+def test_fig25s_partitioning_moved_each_program_once_before_the_roi():
+    """Fig. 25's reading: on the X5365 partitioning micro-scheduled the ray tracer's main
+    thread to CPU 0 and omnetpp to the other L2 once each, before the ROI, and nothing on
+    the Westmere; the events do not say whether the moves held."""
+    paths = table_paths(registry()["lee-fig25"], "smoke", "gem5")
+    main, events = _main("lee-fig25"), load_committed(paths["events"])
+    micro = events[events["event"] == "micro"].merge(main[["run_id", "roi_start_s"]],
+                                                     on="run_id")
+    assert set(micro["machine"]) == {"clovertown-x5365"}
+    assert (micro.groupby(["run_id", "tgid"]).size() == 1).all()
+    assert (micro["time_s"] < micro["roi_start_s"]).all()
+    assert sorted(zip(micro["whose"], micro["dst_cpu"])) == [
+        ("background", 2), ("background", 3), ("job", 0), ("job", 0)]
+    assert "undone" not in events
