@@ -127,3 +127,25 @@ def test_each_programs_ipc_comes_from_its_attributed_counters():
     for big in ("memlat(region-size=4MiB) #1", "memlat(region-size=4MiB) #2"):
         assert got[big]["ipc"] < 0.02 and got[big]["llc_mpki"] > 100
     assert got["memlat(region-size=16KiB)"]["ipc"] > 0.9
+
+
+def test_a_program_that_exec_d_after_its_last_switch_is_named_by_its_lines():
+    """As in a real lee-fig17 run (h264ref, default scheduler): a background memlat was
+    switched in still named ``launch`` and never left its CPU after its exec; the lines it
+    wrote carry the name the kernel saved last, ``memlat``, so all three are placed."""
+    text = "\n".join([
+        # Its line comes before the switch that names it launch: the name is the later.
+        "          memlat-67      [002] d.s..     0.900000: sched_waking: comm=kworker/2:1 "
+        "pid=59 prio=120 target_cpu=002",
+        SWITCH.format(comm="swapper/1", pid=0, cpu=1, t="1.000000", nxt="memlat", npid=66),
+        SWITCH.format(comm="swapper/2", pid=0, cpu=2, t="1.000000", nxt="launch", npid=67),
+        SWITCH.format(comm="swapper/3", pid=0, cpu=3, t="1.000000", nxt="memlat", npid=68),
+        SWITCH.format(comm="swapper/0", pid=0, cpu=0, t="1.000000", nxt="job", npid=70)])
+    spec = {"machine": {"llc": "l2", "caches": [{"name": "l2", "groups": [[0, 1], [2, 3]]}]},
+            "request": {"jobs": [{"workload": "job", "args": []}],
+                        "background": [{"workload": "memlat", "args": ["--seed", str(k)]}
+                                       for k in (1, 2, 3)]}}
+    got = placement.columns(*placement.programs_of_job(text, lee.parse_region_trace(text),
+                                                       spec, "job", 70, (1.5, 2.5)))
+    assert got == {"llc_placement": "llc 0: job (job), memlat #1 | llc 2: memlat #2, memlat #3",
+                   "placement_share": 1.0}

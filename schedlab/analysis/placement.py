@@ -163,19 +163,21 @@ _TASK = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]", re.M)
 
 
 def _task_names(text: str, switches: list[Switch]) -> dict[int, str]:
-    """pid -> its name at its last appearance in the trace, as the writer of a line or
-    either side of a switch (a task that never left its CPU is only seen writing lines)."""
+    """pid -> its latest name in the trace. The writer of a line is printed with the name
+    the kernel last saved for its pid (saved_cmdlines, at its switches and events, so never
+    older than a switch's), which names a background program that exec'd after its last
+    switch (``launch`` there); a switch's name serves where the writer's was not kept
+    (``<...>``) or the task wrote no line."""
     seen: dict[int, tuple[float, str]] = {}
-    for line in text.splitlines():
-        m = _TASK.match(line)
-        time = re.search(r"\s(\d+\.\d+):", line)
-        if m and time:
-            seen[int(m["pid"])] = (float(time[1]), m["comm"])
     for s in switches:
         for pid, comm in ((s.prev_pid, s.prev_comm), (s.next_pid, s.next_comm)):
             if pid not in seen or seen[pid][0] <= s.time_s:
                 seen[pid] = (s.time_s, comm)
-    return {pid: comm for pid, (_, comm) in seen.items()}
+    names = {pid: comm for pid, (_, comm) in seen.items()}
+    for m in _TASK.finditer(text):
+        if m["comm"] != "<...>":
+            names[int(m["pid"])] = m["comm"]
+    return names
 
 
 def _exec_names(trace: pd.DataFrame) -> dict[int, str]:
