@@ -86,6 +86,15 @@ SWITCH = ("{comm}-{pid} [00{cpu}] d.... {t}: sched_switch: prev_comm={comm} prev
           "prev_prio=120 prev_state=R ==> next_comm={nxt} next_pid={npid} next_prio=120")
 
 
+def _placed_in_window(text: str, background: list[dict], job_pid: int) -> dict:
+    """The placement columns of a job ``job`` beside ``background`` on a 4-CPU machine of
+    two L2s, in the window 1.5-2.5 s of ``text``."""
+    spec = {"machine": {"llc": "l2", "caches": [{"name": "l2", "groups": [[0, 1], [2, 3]]}]},
+            "request": {"jobs": [{"workload": "job", "args": []}], "background": background}}
+    return placement.columns(*placement.programs_of_job(text, lee.parse_region_trace(text),
+                                                        spec, "job", job_pid, (1.5, 2.5)))
+
+
 def test_a_workload_with_more_pids_than_programs_is_left_out():
     """Two pids named ``ray`` for one ray-tracer program (its threads): which is the process
     cannot be told from switches, so it is not placed; the job still is."""
@@ -94,11 +103,7 @@ def test_a_workload_with_more_pids_than_programs_is_left_out():
         SWITCH.format(comm="init", pid=1, cpu=1, t="1.000000", nxt="ray", npid=71),
         SWITCH.format(comm="init", pid=1, cpu=2, t="1.000000", nxt="job", npid=72),
         SWITCH.format(comm="ray", pid=70, cpu=0, t="2.000000", nxt="swapper/0", npid=0)])
-    spec = {"machine": {"llc": "l2", "caches": [{"name": "l2", "groups": [[0, 1], [2, 3]]}]},
-            "request": {"jobs": [{"workload": "job", "args": []}],
-                        "background": [{"workload": "ray", "args": []}]}}
-    got = placement.columns(*placement.programs_of_job(text, lee.parse_region_trace(text),
-                                                       spec, "job", 72, (1.5, 2.5)))
+    got = _placed_in_window(text, [{"workload": "ray", "args": []}], 72)
     assert got == {"llc_placement": "llc 2: job (job)", "placement_share": 1.0}
     # The task on CPU 0 when the window opened ran until its switch at 2.0 s.
     secs = placement.seconds_on_cache(parse_switches(text), (1.5, 2.5), {0: 0, 1: 0, 2: 2})
@@ -141,11 +146,7 @@ def test_a_program_that_exec_d_after_its_last_switch_is_named_by_its_lines():
         SWITCH.format(comm="swapper/2", pid=0, cpu=2, t="1.000000", nxt="launch", npid=67),
         SWITCH.format(comm="swapper/3", pid=0, cpu=3, t="1.000000", nxt="memlat", npid=68),
         SWITCH.format(comm="swapper/0", pid=0, cpu=0, t="1.000000", nxt="job", npid=70)])
-    spec = {"machine": {"llc": "l2", "caches": [{"name": "l2", "groups": [[0, 1], [2, 3]]}]},
-            "request": {"jobs": [{"workload": "job", "args": []}],
-                        "background": [{"workload": "memlat", "args": ["--seed", str(k)]}
-                                       for k in (1, 2, 3)]}}
-    got = placement.columns(*placement.programs_of_job(text, lee.parse_region_trace(text),
-                                                       spec, "job", 70, (1.5, 2.5)))
+    got = _placed_in_window(text, [{"workload": "memlat", "args": ["--seed", str(k)]}
+                                   for k in (1, 2, 3)], 70)
     assert got == {"llc_placement": "llc 0: job (job), memlat #1 | llc 2: memlat #2, memlat #3",
                    "placement_share": 1.0}
