@@ -534,6 +534,38 @@ def test_fig17_placement_shows_each_runs_programs_per_cache(tmp_path, drawn_figu
     assert any(t.endswith(f"\n{moves} micro-schedules") for t in texts)
 
 
+def test_fig17_counts_the_mixs_micro_schedules_held_and_undone(tmp_path, drawn_figure):
+    """The job alone made no micro-schedule in any smoke ROI of Fig. 17: the row shows
+    those of every program up to the ROI's end, per repetition, split by the undone mark
+    (the earlier definition's 4 real runs predate it: their bars are "not marked"; here one
+    run's events are given marks)."""
+    from schedlab.analysis.store import load_committed
+    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
+    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
+              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    frame, events = tables[""], tables["events"]
+    balance = frame[frame["policy"] == "region-balance"].set_index("rep")
+    moves = {}
+    for rep, run in balance.iterrows():
+        mine = ((events["run_id"] == run["run_id"]) & (events["event"] == "micro")
+                & (events["time_s"] <= run["roi_end_s"]))
+        moves[rep] = int(mine.sum())
+        if rep == 0:
+            events.loc[mine, "undone"] = [True, True] + [False] * (moves[rep] - 2)
+    assert moves[0] > 2 and moves[1] > 0
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", frame), tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f.png")
+    assert not any(a.get_ylabel().startswith("micro-schedules per second") for a in fig.axes)
+    ax = next(a for a in fig.axes if "micro-schedules of\nthe mix" in a.get_ylabel())
+    bars = [(round(p.get_x() + p.get_width() / 2, 3), p.get_height(), bool(p.get_hatch()))
+            for p in ax.patches]
+    assert sorted(bars) == [(-0.2, 2.0, False), (-0.2, moves[0] - 2.0, False),
+                            (0.2, float(moves[1]), True)]
+    in_roi = int(balance["micro_in_roi"].fillna(0).sum())
+    assert f"the job's micro-schedules in the ROI: {in_roi}" in [t.get_text() for t in ax.texts]
+
+
 def test_short_program_names_keep_the_telling_values():
     assert lee.short_program_name("memlat(region-size=2MiB) #1") == "memlat 2MiB #1"
     assert lee.short_program_name("w(a=1, b=x)") == "w 1, x"

@@ -580,6 +580,42 @@ def _counts_panel(ax, sel: pd.DataFrame, policy: str) -> None:
     ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=2, frameon=False)
 
 
+def _mix_moves_panel(ax, sel: pd.DataFrame, events: pd.DataFrame, policy: str) -> None:
+    """Per benchmark and repetition, ``policy``'s micro-schedules of all the run's programs
+    up to the ROI's end: those that held, those undone, those the events do not mark."""
+    runs = sel[sel["policy"] == policy].sort_values(["benchmark", "rep"], kind="stable")
+    moves = micro_counts(runs, events).reindex(runs["run_id"])
+    groups = list(dict.fromkeys(sel["benchmark"]))
+    reps = sorted(runs["rep"].unique())
+    width = 0.8 / max(len(reps), 1)
+    parts = (("held", "#4c72b0", None), ("undone", "#c44e52", None),
+             ("not marked (traced before the mark existed)", "white", "//"))
+    labelled = set()
+    for (_, run), (_, count) in zip(runs.iterrows(), moves.iterrows()):
+        total = 0.0 if pd.isna(count["micro"]) else float(count["micro"])
+        undone = count["undone"]
+        heights = ((total - undone, undone, 0.0) if pd.notna(undone) else (0.0, 0.0, total))
+        x = groups.index(run["benchmark"]) + (reps.index(run["rep"]) - (len(reps) - 1) / 2) * width
+        bottom = 0.0
+        for (name, colour, hatch), height in zip(parts, heights):
+            if height > 0:
+                ax.bar(x, height, width * 0.9, bottom=bottom, color=colour, hatch=hatch,
+                       edgecolor="black", linewidth=0.4,
+                       label=None if name in labelled else name)
+                labelled.add(name)
+                bottom += height
+        ax.annotate(f"rep {run['rep']}", (x, bottom), textcoords="offset points",
+                    xytext=(0, 2), ha="center", fontsize=5.5)
+    in_roi = runs["micro_in_roi"].fillna(0).sum() if "micro_in_roi" in runs else 0
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_ylim(0, 1.2 * max(ax.get_ylim()[1], 1.0))
+    ax.set_ylabel(f"{policy}'s micro-schedules of\nthe mix, to the ROI's end", fontsize=8)
+    ax.text(0.01, 0.97, f"the job's micro-schedules in the ROI: {int(in_roi)}",
+            transform=ax.transAxes, fontsize=7, va="top")
+    ax.legend(fontsize=6.5, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=3,
+              frameon=False)
+
+
 def program_changes(programs: pd.DataFrame, policy: str) -> pd.DataFrame:
     """Each program's IPC in the ROI under ``policy`` over the default scheduler's in the
     same repetition (the same programs, started in the same order with the same seeds), as
@@ -757,8 +793,10 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
     panels = _benchmark_panels(frame, metric)
     changes = program_changes(programs if programs is not None else pd.DataFrame(),
                               region_policy)
-    if len(changes):
+    if len(changes):    # a mix: what the policy did to every program, not the job alone
         panels.insert(1, ("programs", "ipc"))
+        panels = [("mix moves", "micro") if kind == "policy" else (kind, column)
+                  for kind, column in panels]
     fig, axes = plt.subplots(len(panels), len(machines),
                              figsize=(6.5 * len(machines), 3.2 * len(panels)), squeeze=False)
     for col, machine in enumerate(machines):
@@ -767,6 +805,8 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
             ax = axes[row][col]
             if kind == "counts":
                 _counts_panel(ax, sel, region_policy)
+            elif kind == "mix moves":
+                _mix_moves_panel(ax, sel, events, region_policy)
             elif kind == "programs":
                 _programs_panel(ax, changes[changes["machine"] == machine],
                                 list(dict.fromkeys(sel["benchmark"])), region_policy)
@@ -789,6 +829,10 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                               f"of the default scheduler's as the base (bars: mean; dots: each "
                               f"repetition and program; all programs: the mean of their IPC "
                               f"ratios; per-task attribution)",
+        "mix moves": lambda c: f"{region_policy}'s micro-schedules of all the programs of "
+                               f"each run from its start to the ROI's end, one bar per "
+                               f"repetition (undone: the thread ran on outside the region's "
+                               f"cache; top left, how many of the job's fell in the ROI)",
         "counts": lambda c: "its region merges and teardowns from its start to the ROI's "
                             "end (/proc/<pid>/sched_regions, symmetric log scale)",
     }
