@@ -566,6 +566,22 @@ def test_fig17_counts_the_mixs_micro_schedules_held_and_undone(tmp_path, drawn_f
     assert f"the job's micro-schedules in the ROI: {in_roi}" in [t.get_text() for t in ax.texts]
 
 
+def test_the_cache_timeline_names_caches_and_keeps_equal_loads_apart(tmp_path, drawn_figure):
+    """Region balancing gives both L2s of the X5365 nearly the same load (the earlier
+    definition's real runs): each cache is named as the catalogue has it and drawn in its
+    own line style, so one line cannot hide the other."""
+    from schedlab.analysis.store import load_committed
+    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
+    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
+              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", tables[""]), tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f--caches.png")
+    lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in lines] == ["L2, CPUs 0-1", "L2, CPUs 2-3"]
+    assert len({line.get_linestyle() for line in lines}) == 2
+
+
 def test_short_program_names_keep_the_telling_values():
     assert lee.short_program_name("memlat(region-size=2MiB) #1") == "memlat 2MiB #1"
     assert lee.short_program_name("w(a=1, b=x)") == "w 1, x"

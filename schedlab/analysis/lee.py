@@ -853,13 +853,15 @@ def _timeline(events: pd.DataFrame, frame: pd.DataFrame, policy: str, ctx: Figur
     fig, axes = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
     if run_id is not None:
         line = cache_timeline(events, run_id)
-        for k, (llc, g) in enumerate(line.groupby("llc")):
-            colour = CACHE_COLOURS[k % len(CACHE_COLOURS)]
-            axes[0].step(g["time_s"], g["regions"], where="post", color=colour,
-                         label=f"cache {llc}")
-            axes[1].step(g["time_s"], g["pages"] * 4 / 1024, where="post", color=colour,
-                         label=f"cache {llc}")
         roi = frame[frame["run_id"] == run_id].iloc[0]
+        names = _cache_names(roi["machine"], sorted(line["llc"].unique()))
+        for k, (llc, g) in enumerate(line.groupby("llc")):
+            # Balanced caches carry equal loads: dashes keep a line hidden by another visible.
+            style = {"color": CACHE_COLOURS[k % len(CACHE_COLOURS)],
+                     "linestyle": ("-", "--", ":", "-.")[k % 4], "linewidth": 2.4 - 0.5 * (k % 4),
+                     "label": names[llc]}
+            axes[0].step(g["time_s"], g["regions"], where="post", **style)
+            axes[1].step(g["time_s"], g["pages"] * 4 / 1024, where="post", **style)
         for ax in axes:
             if pd.notna(roi.get("roi_start_s")):
                 ax.axvspan(roi["roi_start_s"], roi["roi_end_s"], color="grey", alpha=0.2,
