@@ -15,14 +15,15 @@ from schedlab.analysis.slices import parse_switches, roi_marks
 DATA = Path(__file__).parent / "data" / "placement"
 VANILLA = DATA / "clovertown-x5365--libquantum--cbf4a127c1c9"
 BALANCE = DATA / "clovertown-x5365--libquantum--07d2a3009d0f"
+WESTMERE = DATA / "westmere-x5660--libquantum--44c70e62bb8f"
 
 
-def _placed(run: Path) -> tuple[bool, list[placement.Program]]:
+def _placed(run: Path, job_pid: int = 69) -> tuple[bool, list[placement.Program]]:
     text = (run / "trace.txt").read_text()
     marks = roi_marks(text)[("libquantum", 1)]
     return placement.programs_of_job(text, lee.parse_region_trace(text),
                                      json.loads((run / "spec.json").read_text()), "libquantum",
-                                     69, (marks["begin"], marks["end"]))
+                                     job_pid, (marks["begin"], marks["end"]))
 
 
 def _of(run: Path) -> dict:
@@ -150,3 +151,33 @@ def test_a_program_that_exec_d_after_its_last_switch_is_named_by_its_lines():
                                    for k in (1, 2, 3)], 70)
     assert got == {"llc_placement": "llc 0: job (job), memlat #1 | llc 2: memlat #2, memlat #3",
                    "placement_share": 1.0}
+
+
+def test_a_program_named_only_as_before_its_exec_is_counted_in():
+    """The real Westmere run: memlat 128 ran its workload on CPU 11 from its exec on and
+    wrote no line, so the trace names it ``init`` (its switch before the exec); the other
+    two memlats are named. It is the third memlat (the k-th lowest pid), and the job's
+    launcher (``launch``, the writer of the ROI's marks) and the runner (pid 1, ``init``)
+    are not taken for programs. Without it no memlat was placed."""
+    text = (WESTMERE / "trace.txt").read_text()
+    comms = placement._task_names(text, parse_switches(text))
+    assert (comms[126], comms[127], comms[128], comms[129]) == ("memlat", "memlat", "init",
+                                                                "launch")
+    assert placement.names_before_exec(comms, text) == [128]
+    got = placement.columns(*_placed(WESTMERE, job_pid=130))
+    assert got["llc_placement"] == ("llc 0: memlat(region-size=6MiB) #1, "
+                                    "memlat(region-size=6MiB) #2 | llc 6: libquantum (job), "
+                                    "memlat(region-size=256KiB)")
+    spec = json.loads((WESTMERE / "spec.json").read_text())
+    programs = [*spec["request"]["background"], spec["request"]["jobs"][0]]
+    assert placement.program_pids(programs, 3, 130, comms) == {3: 130}
+
+
+def test_unnamed_pids_are_not_guessed_where_they_do_not_fill_the_gap():
+    """Two workloads short of a program each, one unnamed pid: whose it is cannot be told."""
+    programs = [{"workload": "a", "args": []}, {"workload": "b", "args": []},
+                {"workload": "job", "args": []}]
+    assert placement.program_pids(programs, 2, 9, {}, [5]) == {2: 9}
+    # One workload short by one, two unnamed pids: neither is taken.
+    assert placement.program_pids(programs[1:], 1, 9, {}, [5, 6]) == {1: 9}
+    assert placement.program_pids(programs[1:], 1, 9, {}, [6]) == {0: 6, 1: 9}

@@ -13,9 +13,11 @@ A program is named by its workload and the arguments that tell it apart from the
 other programs of that workload (memlat's region size; seeds aside). The guest starts the
 background programs in the spec's order, one after another from one shell, so the k-th
 background program of a workload has the k-th lowest of their pids; the job's pid is in
-its results (a threaded job is placed by its main thread). A background workload the trace
-shows with more pids than programs (threads: ``sched_switch`` does not name a thread's
-process) is left out rather than guessed.
+its results (a threaded job is placed by its main thread). A program that ran its workload
+on one CPU from its exec on, without a switch or a trace line of its own, keeps the name
+it had before (``init``, ``launch``), and is counted in where one workload alone falls short
+by as many. A background workload the trace shows with more pids than programs (threads:
+``sched_switch`` does not name a thread's process) is left out rather than guessed.
 """
 
 from __future__ import annotations
@@ -92,18 +94,45 @@ def program_names(programs: list[dict]) -> list[str]:
 
 
 def program_pids(programs: list[dict], job_index: int, job_pid: int,
-                 comms: dict[int, str]) -> dict[int, int]:
+                 comms: dict[int, str], unnamed: list[int] = ()) -> dict[int, int]:
     """Program index -> pid: the job's from its results; a background program's the k-th
     lowest pid of its workload's name among the traced tasks (see the module's docstring),
-    none for a workload traced with more pids than it has programs."""
+    none for a workload traced with more pids than it has programs. ``unnamed``: pids the
+    trace names only as they were before their exec (``names_before_exec``); where one
+    workload alone falls short of its programs, by as many pids, they are its."""
     out = {job_index: job_pid}
+    short = []
     for workload in {p["workload"] for p in programs}:
         mine = [i for i, p in enumerate(programs) if p["workload"] == workload and i != job_index]
         pids = sorted(pid for pid, comm in comms.items()
                       if comm == workload[:COMM_CHARS] and pid != job_pid)
         if mine and len(pids) == len(mine):
             out.update(zip(mine, pids))
+        elif len(pids) < len(mine):
+            short.append((mine, pids))
+    unnamed = [pid for pid in unnamed if pid != job_pid]
+    if len(short) == 1 and len(short[0][0]) - len(short[0][1]) == len(unnamed) > 0:
+        mine, pids = short[0]
+        out.update(zip(mine, sorted([*pids, *unnamed])))
     return out
+
+
+# A background program's names before it executes its workload: the runner's shell (init)
+# forks it and it runs the launcher first (disk-images/rootfs/init, guest-tools/launch.c).
+BEFORE_EXEC = ("init", "launch")
+# "  launch-129  [006] .....  0.665140: tracing_mark_write: schedlab-roi-begin job=..."
+_MARKER = re.compile(r"^\s*.+?-(?P<pid>\d+)\s+\[\d+\][^\n]*tracing_mark_write: schedlab-roi-",
+                     re.M)
+
+
+def names_before_exec(comms: dict[int, str], text: str) -> list[int]:
+    """The traced pids still named as a background program is before its exec: a program
+    that ran its workload on one CPU from its exec on, without a switch or a trace line of
+    its own, keeps that name in the trace. The runner (pid 1) and the jobs' launchers (the
+    writers of the ROI's marks) are not programs."""
+    launchers = {int(m["pid"]) for m in _MARKER.finditer(text)}
+    return sorted(pid for pid, comm in comms.items()
+                  if comm in BEFORE_EXEC and pid != 1 and pid not in launchers)
 
 
 @dataclass(frozen=True)
@@ -202,12 +231,14 @@ def programs_of_job(text: str, trace: pd.DataFrame, spec: dict, workload: str, j
     switches = parse_switches(text)
     if switches:
         comms = _task_names(text, switches)
+        unnamed = names_before_exec(comms, text)
         amounts = seconds_on_cache(switches, window, llc_of_cpu(spec["machine"]))
     else:
-        comms, amounts = _exec_names(trace), {}
+        comms, unnamed, amounts = _exec_names(trace), [], {}
     names = program_names(programs)
+    pids = program_pids(programs, job_index, job_pid, comms, unnamed)
     found = [Program(names[i], i == job_index, pid, amounts.get(pid, {}))
-             for i, pid in sorted(program_pids(programs, job_index, job_pid, comms).items())
+             for i, pid in sorted(pids.items())
              if not switches or sum(amounts.get(pid, {}).values()) > 0]
     return bool(switches), found
 
