@@ -7,6 +7,7 @@ The checks recompute what collect() reports from the raw files by plain string h
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -580,6 +581,33 @@ def test_the_cache_timeline_names_caches_and_keeps_equal_loads_apart(tmp_path, d
     lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
     assert [line.get_label() for line in lines] == ["L2, CPUs 0-1", "L2, CPUs 2-3"]
     assert len({line.get_linestyle() for line in lines}) == 2
+
+
+def test_fig17_placement_colours_a_role_alike_on_every_machine(tmp_path, drawn_figure):
+    """The memlats' sizes follow each machine's cache, so their names differ between
+    machines: the large ones are coloured alike on both, as are the small ones (the
+    earlier definition's real runs, and the same again as a second machine's)."""
+    from matplotlib.colors import to_hex
+    from schedlab.analysis.store import load_committed
+    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
+    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
+              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    other = {part: t.assign(machine="westmere-x5660", run_id="w" + t["run_id"])
+             for part, t in tables.items()}
+    other["programs"]["program"] = (other["programs"]["program"]
+                                    .str.replace("4MiB", "6MiB").str.replace("16KiB", "256KiB"))
+    both = {part: pd.concat([tables[part], other[part]], ignore_index=True) for part in tables}
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), both, _ctx("lee-fig17", both[""]), tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f--placement.png")
+    colours = {}
+    for ax in fig.axes:
+        for text in ax.texts:
+            role = re.sub(r"^memlat (4|6)MiB #\d$", "large", text.get_text())
+            role = re.sub(r"^memlat (16|256)KiB$", "small", role)
+            colours.setdefault(role, set()).add(to_hex(text.get_color()))
+    assert len(colours["large"]) == len(colours["small"]) == 1
+    assert colours["large"] != colours["small"]
 
 
 def test_short_program_names_keep_the_telling_values():

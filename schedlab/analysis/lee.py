@@ -617,6 +617,14 @@ def _mix_moves_panel(ax, sel: pd.DataFrame, events: pd.DataFrame, policy: str) -
                   frameon=False)
 
 
+def program_kind(programs: pd.DataFrame) -> pd.Series:
+    """Each program's kind (a row of a programs table): the job is "the benchmark", the
+    others are named without the number that tells alike ones apart."""
+    return pd.Series(np.where(programs["is_job"].astype(bool), "the benchmark",
+                              programs["program"].str.replace(r" #\d+$", "", regex=True)),
+                     index=programs.index)
+
+
 def program_changes(programs: pd.DataFrame, policy: str) -> pd.DataFrame:
     """Each program's IPC in the ROI under ``policy`` over the default scheduler's in the
     same repetition (the same programs, started in the same order with the same seeds), as
@@ -630,8 +638,7 @@ def program_changes(programs: pd.DataFrame, policy: str) -> pd.DataFrame:
     base = p[p["policy"] == "vanilla"].set_index(keys)["ipc"]
     new = p[p["policy"] == policy].set_index(keys)
     ratio = (new["ipc"] / base.reindex(new.index)).rename("ratio")
-    kind = np.where(new["is_job"].astype(bool), "the benchmark",
-                    new.index.get_level_values("program").str.replace(r" #\d+$", "", regex=True))
+    kind = program_kind(new.reset_index()).to_numpy()
     each = pd.DataFrame({"ratio": ratio, "kind": kind}).dropna().reset_index()
     mix = (each.groupby(["machine", "benchmark", "rep"], sort=False)["ratio"].mean()
            .reset_index().assign(kind="all programs"))
@@ -643,8 +650,9 @@ PROGRAM_COLOURS = ("#4c72b0", "#c44e52", "#55a868", "#8c8c8c", "#8172b2")
 
 
 def program_kinds(changes: pd.DataFrame) -> list[str]:
-    """The kinds of ``program_changes`` in the order their bars take (and their colours,
-    PROGRAM_COLOURS in turn): the benchmark, the others as they come, all programs."""
+    """The kinds in ``changes`` (``program_changes``, or programs with their
+    ``program_kind``) in the order their bars take (and their colours, PROGRAM_COLOURS in
+    turn): the benchmark, the others as they come, all programs."""
     others = [k for k in dict.fromkeys(changes["kind"]) if k not in ("the benchmark",
                                                                       "all programs")]
     return ["the benchmark", *others, "all programs"]
@@ -711,10 +719,9 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
     ROI under the default scheduler and under ``policy``, side by side, with the IPC
     changes they led to and ``policy``'s micro-schedules."""
     placed = programs.dropna(subset=["llc"]).astype({"llc": int})
-    each = program_changes(programs, policy)
-    changes = each.set_index(["machine", "benchmark", "rep", "kind"])["change"]
-    colour = {k: PROGRAM_COLOURS[i % len(PROGRAM_COLOURS)]
-              for i, k in enumerate(program_kinds(each))}
+    placed = placed.assign(kind=program_kind(placed))
+    changes = program_changes(programs, policy).set_index(["machine", "benchmark", "rep",
+                                                           "kind"])["change"]
     moves = micro_counts(frame, events)
     machines = list(dict.fromkeys(placed["machine"]))
     rows = {m: list(dict.fromkeys(map(tuple, placed.loc[placed["machine"] == m,
@@ -725,6 +732,9 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, machine in zip(axes[:, 0], machines):
         mine = placed[placed["machine"] == machine]
+        # Per machine, as its programs panel has them: the same role, the same colour.
+        colour = {k: PROGRAM_COLOURS[i % len(PROGRAM_COLOURS)]
+                  for i, k in enumerate(program_kinds(mine))}
         caches = sorted(mine["llc"].unique())
         names = _cache_names(machine, caches)
         columns = [(p, c) for p in ("vanilla", policy) for c in caches]
@@ -743,13 +753,11 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
                             & (mine["policy"] == pol) & (mine["llc"] == cache)]
                 for k, (_, p) in enumerate(here.sort_values("is_job",
                                                              ascending=False).iterrows()):
-                    kind = ("the benchmark" if p["is_job"] else
-                            re.sub(r" #\d+$", "", p["program"]))
                     share = (f" ({100 * p['llc_share']:.0f} %)"
                              if p["llc_share"] < 0.995 else "")
                     ax.text(x + 0.04, y + (k + 0.75) / (len(here) + 0.5),
                             short_program_name(p["program"]) + share, fontsize=6.5,
-                            va="center", color=colour.get(kind, "black"),
+                            va="center", color=colour[p["kind"]],
                             weight="bold" if p["is_job"] else "normal")
             said = [f"{name} {changes[key]:+.1f} %" for name, key in (
                 (bench, (machine, bench, rep, "the benchmark")),
