@@ -610,7 +610,7 @@ def _mix_moves_panel(ax, sel: pd.DataFrame, events: pd.DataFrame, policy: str) -
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     ax.set_ylim(0, 1.2 * max(ax.get_ylim()[1], 1.0))
     ax.set_ylabel(f"{policy}'s micro-schedules of\nthe mix, to the ROI's end", fontsize=8)
-    ax.text(0.01, 0.97, f"the job's micro-schedules in the ROI: {int(in_roi)}",
+    ax.text(0.01, 0.97, f"the job's micro-schedules in its ROIs, all runs: {int(in_roi)}",
             transform=ax.transAxes, fontsize=7, va="top")
     if labelled:    # a partial figure may have no run of the policy on this machine yet
         ax.legend(fontsize=6.5, loc="lower right", bbox_to_anchor=(1, 1.01), ncol=3,
