@@ -564,7 +564,8 @@ def test_fig17_counts_the_mixs_micro_schedules_held_and_undone(tmp_path, drawn_f
     assert sorted(bars) == [(-0.2, 2.0, False), (-0.2, moves[0] - 2.0, False),
                             (0.2, float(moves[1]), True)]
     in_roi = int(balance["micro_in_roi"].fillna(0).sum())
-    assert f"the job's micro-schedules in its ROIs, all runs: {in_roi}" in [t.get_text() for t in ax.texts]
+    said = f"the job's micro-schedules in its ROIs, all runs: {in_roi}"
+    assert said in [t.get_text() for t in ax.texts]
 
 
 def test_the_cache_timeline_names_caches_and_keeps_equal_loads_apart(tmp_path, drawn_figure):
