@@ -351,14 +351,20 @@ def test_a_partial_figure_of_default_scheduler_runs_only_draws(tmp_path):
 EARLIER = Path(__file__).parent.parent / "data" / "lee" / "earlier"
 
 
+def _earlier_tables() -> dict[str, pd.DataFrame]:
+    """The 4 real runs of Fig. 17's earlier definition (data/lee/earlier/): its main,
+    events and programs tables."""
+    from schedlab.analysis.store import load_committed
+    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
+    return {part: load_committed(Path(f"{stem}{suffix}.csv"))
+            for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+
+
 def test_fig17_draws_each_programs_ipc_change_and_the_mixs(tmp_path, drawn_figure):
     """The 4 real runs of Fig. 17's earlier definition (data/lee/earlier/): each program's
     IPC under balancing over the same repetition's default-scheduler run, the large memlats
     pooled, and the mix's mean ratio; the bars are the means of the dots."""
-    from schedlab.analysis.store import load_committed
-    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
-    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
-              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    tables = _earlier_tables()
     changes = lee.program_changes(tables["programs"], "region-balance")
     assert sorted(changes.groupby("kind").size().items()) == [
         ("all programs", 2), ("memlat(region-size=16KiB)", 2), ("memlat(region-size=4MiB)", 4),
@@ -506,10 +512,7 @@ def test_fig17_placement_shows_each_runs_programs_per_cache(tmp_path, drawn_figu
     """The earlier definition's 4 real runs (data/lee/earlier/): the default scheduler's
     runs traced their switches, region balancing's did not, so its cells stay empty; a
     program that split its ROI between caches is shown with its share there."""
-    from schedlab.analysis.store import load_committed
-    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
-    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
-              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    tables = _earlier_tables()
     programs = tables["programs"]
     split = (programs["policy"] == "vanilla") & (programs["rep"] == 1) & ~programs["is_job"]
     programs.loc[split.idxmax(), "llc_share"] = 0.73
@@ -540,10 +543,7 @@ def test_fig17_counts_the_mixs_micro_schedules_held_and_undone(tmp_path, drawn_f
     those of every program up to the ROI's end, per repetition, split by the undone mark
     (the earlier definition's 4 real runs predate it: their bars are "not marked"; here one
     run's events are given marks)."""
-    from schedlab.analysis.store import load_committed
-    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
-    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
-              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    tables = _earlier_tables()
     frame, events = tables[""], tables["events"]
     balance = frame[frame["policy"] == "region-balance"].set_index("rep")
     moves = {}
@@ -572,10 +572,7 @@ def test_the_cache_timeline_names_caches_and_keeps_equal_loads_apart(tmp_path, d
     """Region balancing gives both L2s of the X5365 nearly the same load (the earlier
     definition's real runs): each cache is named as the catalogue has it and drawn in its
     own line style, so one line cannot hide the other."""
-    from schedlab.analysis.store import load_committed
-    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
-    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
-              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    tables = _earlier_tables()
     kept = drawn_figure(lee)
     lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", tables[""]), tmp_path / "f.png")
     fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f--caches.png")
@@ -589,10 +586,7 @@ def test_fig17_placement_colours_a_role_alike_on_every_machine(tmp_path, drawn_f
     machines: the large ones are coloured alike on both, as are the small ones (the
     earlier definition's real runs, and the same again as a second machine's)."""
     from matplotlib.colors import to_hex
-    from schedlab.analysis.store import load_committed
-    stem = EARLIER / "lee-fig17--large-regions--smoke--gem5"
-    tables = {part: load_committed(Path(f"{stem}{suffix}.csv"))
-              for part, suffix in (("", ""), ("events", "--events"), ("programs", "--programs"))}
+    tables = _earlier_tables()
     other = {part: t.assign(machine="westmere-x5660", run_id="w" + t["run_id"])
              for part, t in tables.items()}
     other["programs"]["program"] = (other["programs"]["program"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schedlab.analysis import lee, placement
-from schedlab.analysis.slices import parse_switches, roi_marks
+from schedlab.analysis.slices import parse_switches, roi_mark_writers, roi_marks
 
 DATA = Path(__file__).parent / "data" / "placement"
 VANILLA = DATA / "clovertown-x5365--libquantum--cbf4a127c1c9"
@@ -163,6 +163,7 @@ def test_a_program_named_only_as_before_its_exec_is_counted_in():
     comms = placement._task_names(text, parse_switches(text))
     assert (comms[126], comms[127], comms[128], comms[129]) == ("memlat", "memlat", "init",
                                                                 "launch")
+    assert roi_mark_writers(text) == {129}
     assert placement.names_before_exec(comms, text) == [128]
     got = placement.columns(*_placed(WESTMERE, job_pid=130))
     assert got["llc_placement"] == ("llc 0: memlat(region-size=6MiB) #1, "

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from schedlab.analysis.slices import Switch, parse_switches
+from schedlab.analysis.slices import Switch, parse_switches, roi_mark_writers
 from schedlab.backends.gem5.stats import task_metrics
 
 # The task name the kernel keeps (TASK_COMM_LEN - 1 characters).
@@ -120,9 +120,6 @@ def program_pids(programs: list[dict], job_index: int, job_pid: int,
 # A background program's names before it executes its workload: the runner's shell (init)
 # forks it and it runs the launcher first (disk-images/rootfs/init, guest-tools/launch.c).
 BEFORE_EXEC = ("init", "launch")
-# "  launch-129  [006] .....  0.665140: tracing_mark_write: schedlab-roi-begin job=..."
-_MARKER = re.compile(r"^\s*.+?-(?P<pid>\d+)\s+\[\d+\][^\n]*tracing_mark_write: schedlab-roi-",
-                     re.M)
 
 
 def names_before_exec(comms: dict[int, str], text: str) -> list[int]:
@@ -130,7 +127,7 @@ def names_before_exec(comms: dict[int, str], text: str) -> list[int]:
     that ran its workload on one CPU from its exec on, without a switch or a trace line of
     its own, keeps that name in the trace. The runner (pid 1) and the jobs' launchers (the
     writers of the ROI's marks) are not programs."""
-    launchers = {int(m["pid"]) for m in _MARKER.finditer(text)}
+    launchers = roi_mark_writers(text)
     return sorted(pid for pid, comm in comms.items()
                   if comm in BEFORE_EXEC and pid != 1 and pid not in launchers)
 

@@ -182,8 +182,9 @@ def read_trace(run_dir: Path) -> list[Switch]:
 
 
 # "  launch-59  [001] ..... 0.499340: tracing_mark_write: schedlab-roi-begin job=gcc rep=1"
-_ROI_MARK = re.compile(r"\s(?P<time>\d+\.\d+): tracing_mark_write: "
-                       r"schedlab-roi-(?P<edge>begin|end) job=(?P<job>\S+) rep=(?P<rep>\d+)")
+_ROI_MARK = re.compile(r"(?:-(?P<pid>\d+)\s+\[\d+\]\s+\S+)?\s+(?P<time>\d+\.\d+): "
+                       r"tracing_mark_write: schedlab-roi-(?P<edge>begin|end) job=(?P<job>\S+) "
+                       r"rep=(?P<rep>\d+)")
 
 
 def roi_marks(text: str) -> dict[tuple[str, int], dict[str, float]]:
@@ -193,6 +194,11 @@ def roi_marks(text: str) -> dict[tuple[str, int], dict[str, float]]:
     for m in _ROI_MARK.finditer(text):
         marks.setdefault((m["job"], int(m["rep"])), {})[m["edge"]] = float(m["time"])
     return marks
+
+
+def roi_mark_writers(text: str) -> set[int]:
+    """The pids that wrote the marks of a region of interest: the jobs' launchers."""
+    return {int(m["pid"]) for m in _ROI_MARK.finditer(text) if m["pid"]}
 
 
 def roi_window(run_dir: Path, job: str, rep: int) -> tuple[float, float] | None:
