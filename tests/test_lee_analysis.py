@@ -538,6 +538,28 @@ def test_fig17_placement_shows_each_runs_programs_per_cache(tmp_path, drawn_figu
     assert any(t.endswith(f"\n{moves} micro-schedules") for t in texts)
 
 
+def test_fig17_placement_shows_where_balancing_mapped_each_programs_regions(
+        tmp_path, drawn_figure):
+    """Under region balancing each program's cell also says how much of its regions (pages
+    mapped when the ROI began) lay on that cache, where not all: the earlier definition's
+    real rep-0 run, its programs placed on the first L2 here (its switches were not
+    traced). Its events map libquantum's regions 64 pages to that L2 and 68 to the other,
+    the small memlat's 5 and 4, the first large one's all to the other, the second's all
+    to the first."""
+    tables = _earlier_tables()
+    programs = tables["programs"]
+    balanced = (programs["policy"] == "region-balance") & (programs["rep"] == 0)
+    programs.loc[balanced, ["llc", "llc_share"]] = [0.0, 1.0]
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", tables[""]), tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f--placement.png")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert {"libquantum (regions 48 %)", "memlat 16KiB (regions 56 %)",
+            "memlat 4MiB #1 (regions 0 %)", "memlat 4MiB #2"} <= set(texts)
+    # Only those three: the default scheduler's runs map no regions.
+    assert sum("regions" in t for t in texts) == 3
+
+
 def test_fig17_counts_the_mixs_micro_schedules_held_and_undone(tmp_path, drawn_figure):
     """The job alone made no micro-schedule in any smoke ROI of Fig. 17: the row shows
     those of every program up to the ROI's end, per repetition, split by the undone mark

@@ -699,6 +699,19 @@ def _cache_names(machine: str, caches: list[int]) -> dict[int, str]:
             for c in caches}
 
 
+def region_pages_at_roi(frame: pd.DataFrame, events: pd.DataFrame) -> pd.Series:
+    """Per run, process and cache (run_id, tgid, llc) the pages of the process's regions
+    mapped to that cache when its run's ROI began (each region's last change before it)."""
+    if events.empty or "roi_start_s" not in frame:
+        return pd.Series(dtype=float, name="pages")
+    start = events["run_id"].map(frame.set_index("run_id")["roi_start_s"])
+    changes = events[(events["event"] == "change") & (events["time_s"] < start)]
+    last = changes.sort_values("time_s", kind="stable").groupby(
+        ["run_id", "tgid", "region"]).tail(1)
+    local = last[last["type"] == "local"].astype({"tgid": int, "llc": int})
+    return local.groupby(["run_id", "tgid", "llc"])["pages"].sum()
+
+
 def micro_counts(frame: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     """Per run (run_id) the micro-schedules of all its processes up to the job's ROI's end,
     and how many of them were undone (NaN where the events do not say)."""
@@ -723,12 +736,14 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
     changes = program_changes(programs, policy).set_index(["machine", "benchmark", "rep",
                                                            "kind"])["change"]
     moves = micro_counts(frame, events)
+    mapped = region_pages_at_roi(frame, events)
+    mapped_share = mapped / mapped.groupby(level=["run_id", "tgid"]).transform("sum")
     machines = list(dict.fromkeys(placed["machine"]))
     rows = {m: list(dict.fromkeys(map(tuple, placed.loc[placed["machine"] == m,
                                                         ["benchmark", "rep"]].to_numpy())))
             for m in machines}
     heights = [len(rows[m]) + 1.5 for m in machines]
-    fig, axes = plt.subplots(len(machines), 1, figsize=(11, 0.5 * sum(heights) + 1.6),
+    fig, axes = plt.subplots(len(machines), 1, figsize=(13, 0.5 * sum(heights) + 1.6),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, machine in zip(axes[:, 0], machines):
         mine = placed[placed["machine"] == machine]
@@ -753,10 +768,15 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
                             & (mine["policy"] == pol) & (mine["llc"] == cache)]
                 for k, (_, p) in enumerate(here.sort_values("is_job",
                                                              ascending=False).iterrows()):
-                    share = (f" ({100 * p['llc_share']:.0f} %)"
-                             if p["llc_share"] < 0.995 else "")
+                    shares = [f"{100 * p['llc_share']:.0f} %"] if p["llc_share"] < 0.995 else []
+                    regions = mapped_share.get((p["run_id"], int(p["pid"]), cache))
+                    if regions is None and (p["run_id"], int(p["pid"])) in mapped_share:
+                        regions = 0.0           # its regions all lay on other caches
+                    if regions is not None and regions < 0.995:
+                        shares.append(f"regions {100 * regions:.0f} %")
+                    said = f" ({'; '.join(shares)})" if shares else ""
                     ax.text(x + 0.04, y + (k + 0.75) / (len(here) + 0.5),
-                            short_program_name(p["program"]) + share, fontsize=6.5,
+                            short_program_name(p["program"]) + said, fontsize=6.5,
                             va="center", color=colour[p["kind"]],
                             weight="bold" if p["is_job"] else "normal")
             said = [f"{name} {changes[key]:+.1f} %" for name, key in (
@@ -777,8 +797,10 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
         ax.axis("off")
     return finish(fig, ctx, dest, "Where each program ran in the job's ROI: the last-level "
                   "cache it spent most of the ROI on (sched_switch trace; the share when "
-                  "under 100 %), named by the arguments that tell the programs apart "
-                  "(memlat's: the size of one of its two regions), the benchmark in bold; "
+                  "under 100 %; under region balancing also the share of its regions' pages "
+                  "mapped to that cache when the ROI began, when under 100 %), named by the "
+                  "arguments that tell the programs apart (memlat's: the size of one of its "
+                  "two regions), the benchmark in bold; "
                   "left the default scheduler's run, right the same repetition (start order "
                   f"and seeds) under {policy}; on the right the IPC change of the benchmark "
                   "and the mean of every program's IPC ratio (per-task attribution), and "
