@@ -28,14 +28,16 @@ def guest_image():
 def drawn_figure(monkeypatch):
     """``drawn_figure(module)`` makes the module's ``finish`` keep the figure instead of
     saving it, drawn so its layout is final; the last figure is then in the returned dict's
-    "fig", and every one, with its FigureContext and destination, in its "drawn"."""
+    "fig", and every one, with its FigureContext and destination, in its "drawn"; the
+    caption each was given, by its destination's name, in "captions"."""
     def capture(module) -> dict:
-        kept: dict = {"drawn": []}
+        kept: dict = {"drawn": [], "captions": {}}
 
         def keep(fig, ctx, dest, extra=""):
             fig.canvas.draw()
             kept["fig"] = fig
             kept["drawn"].append((fig, ctx, dest))
+            kept["captions"][dest.name] = extra
             return dest
         monkeypatch.setattr(module, "finish", keep)
         return kept

@@ -560,6 +560,52 @@ def test_fig17_placement_shows_where_balancing_mapped_each_programs_regions(
     assert sum("regions" in t for t in texts) == 3
 
 
+def test_a_program_moved_inside_the_roi_is_left_out_of_the_ipc_changes(tmp_path,
+                                                                          drawn_figure):
+    """Per-task attribution charges a moved program its moves' page-protection changes, so
+    its IPC is not its progress: the earlier definition's real runs, one of rep 0's large
+    memlats given a micro-schedule inside the ROI (a copy of its last one before it). The
+    mix leaves it out, the programs panel counts it under its benchmark, the placement view
+    marks it, and the caption says why; without it, nothing is marked."""
+    tables = _earlier_tables()
+    frame, events, programs = tables[""], tables["events"], tables["programs"]
+    assert lee.moved_in_roi(frame, events) == set()
+    run = frame[(frame["policy"] == "region-balance") & (frame["rep"] == 0)].iloc[0]
+    memlat = programs[(programs["run_id"] == run["run_id"])
+                      & (programs["program"] == "memlat(region-size=4MiB) #1")].iloc[0]
+    before = events[(events["run_id"] == run["run_id"]) & (events["event"] == "micro")
+                    & (events["tgid"] == memlat["pid"])].tail(1)
+    assert len(before)
+    tables["events"] = pd.concat([events, before.assign(
+        time_s=run["roi_start_s"] + 0.001)], ignore_index=True)
+    moved = lee.moved_in_roi(frame, tables["events"])
+    assert moved == {(run["run_id"], int(memlat["pid"]))}
+
+    changes = lee.program_changes(programs, "region-balance", moved)
+    mine = changes[changes["rep"] == 0]
+    assert mine["moved"].sum() == 1
+    ratios = mine[~mine["moved"] & (mine["kind"] != "all programs")]["change"] / 100 + 1
+    mix = mine[mine["kind"] == "all programs"]["change"].iloc[0] / 100 + 1
+    assert len(ratios) == 3 and mix == pytest.approx(ratios.mean())
+
+    programs.loc[programs["run_id"] == run["run_id"], ["llc", "llc_share"]] = [0.0, 1.0]
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), tables, _ctx("lee-fig17", frame), tmp_path / "f.png")
+    fig = next(f for f, _, dest in kept["drawn"] if dest.name == "f.png")
+    ax = next(a for a in fig.axes if a.get_ylabel().startswith("IPC change"))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["libquantum\n(1 moved: left out)"]
+    assert sum(len(line.get_xdata()) for line in ax.get_lines()
+               if line.get_marker() == "o") == 9
+    assert "kernel's work for it included" in kept["captions"]["f.png"]
+    placement = next(f for f, _, dest in kept["drawn"] if dest.name == "f--placement.png")
+    assert any(t.get_text().startswith("memlat 4MiB #1†") for t in placement.axes[0].texts)
+
+    kept = drawn_figure(lee)
+    lee.draw(get("lee-fig17"), _earlier_tables(), _ctx("lee-fig17", frame),
+             tmp_path / "g.png")
+    assert "kernel's work" not in kept["captions"]["g.png"]
+
+
 def test_fig17_counts_the_mixs_micro_schedules_held_and_undone(tmp_path, drawn_figure):
     """The job alone made no micro-schedule in any smoke ROI of Fig. 17: the row shows
     those of every program up to the ROI's end, per repetition, split by the undone mark

@@ -625,28 +625,55 @@ def program_kind(programs: pd.DataFrame) -> pd.Series:
                      index=programs.index)
 
 
-def program_changes(programs: pd.DataFrame, policy: str) -> pd.DataFrame:
+def moved_in_roi(frame: pd.DataFrame, events: pd.DataFrame) -> set[tuple[str, int]]:
+    """(run_id, tgid) of every process micro-scheduled inside its run's ROI. Per-task
+    attribution charges a task everything its CPU executes between its switches, the
+    kernel's work for it included: such a process's counters hold its moves' page-protection
+    changes (hundreds of instructions per page of the regions left and arrived at: Fig. 9's
+    overheads), so its IPC is not its own progress."""
+    if events.empty or not {"roi_start_s", "roi_end_s"} <= set(frame):
+        return set()
+    edges = frame.set_index("run_id")[["roi_start_s", "roi_end_s"]]
+    micro = events[events["event"] == "micro"]
+    inside = micro["time_s"].between(micro["run_id"].map(edges["roi_start_s"]),
+                                     micro["run_id"].map(edges["roi_end_s"]))
+    return {(run, int(tgid)) for run, tgid in zip(micro.loc[inside, "run_id"],
+                                                   micro.loc[inside, "tgid"])}
+
+
+def program_changes(programs: pd.DataFrame, policy: str,
+                    moved: set[tuple[str, int]] = frozenset()) -> pd.DataFrame:
     """Each program's IPC in the ROI under ``policy`` over the default scheduler's in the
     same repetition (the same programs, started in the same order with the same seeds), as
     a change in per cent: machine, benchmark, rep, kind (the job is "the benchmark"; others
-    by their names without the number that tells alike ones apart), change; and per pair of
-    runs the kind "all programs", the mean of their ratios (the mix's weighted speed-up)."""
+    by their names without the number that tells alike ones apart), change, and ``moved``
+    where its (run_id, pid) is in ``moved`` (``moved_in_roi``: its IPC counts the kernel's
+    work of its moves); and per pair of runs the kind "all programs", the mean of the
+    ratios of the programs not moved (the mix's weighted speed-up, as far as IPC tells)."""
     keys = ["machine", "benchmark", "rep", "program"]
     if not {*keys, "ipc", "policy"} <= set(programs):
-        return pd.DataFrame(columns=["machine", "benchmark", "rep", "kind", "change"])
+        return pd.DataFrame(columns=["machine", "benchmark", "rep", "kind", "change", "moved"])
     p = programs.dropna(subset=["ipc"])
     base = p[p["policy"] == "vanilla"].set_index(keys)["ipc"]
     new = p[p["policy"] == policy].set_index(keys)
     ratio = (new["ipc"] / base.reindex(new.index)).rename("ratio")
     kind = program_kind(new.reset_index()).to_numpy()
-    each = pd.DataFrame({"ratio": ratio, "kind": kind}).dropna().reset_index()
-    mix = (each.groupby(["machine", "benchmark", "rep"], sort=False)["ratio"].mean()
-           .reset_index().assign(kind="all programs"))
+    was_moved = [(run, int(pid)) in moved for run, pid in zip(new["run_id"], new["pid"])]
+    each = pd.DataFrame({"ratio": ratio, "kind": kind, "moved": was_moved}).dropna(
+        subset=["ratio"]).reset_index()
+    mix = (each[~each["moved"]].groupby(["machine", "benchmark", "rep"], sort=False)["ratio"]
+           .mean().reset_index().assign(kind="all programs", moved=False))
     out = pd.concat([each.drop(columns="program"), mix], ignore_index=True)
     return out.assign(change=100 * (out["ratio"] - 1)).drop(columns="ratio")
 
 
 PROGRAM_COLOURS = ("#4c72b0", "#c44e52", "#55a868", "#8c8c8c", "#8172b2")
+MOVED_NOTE = ("†: micro-scheduled inside the ROI (the job, in a benchmark's name: in at least "
+              "one repetition); per-task attribution charges a task what its CPU executes "
+              "between its switches, the kernel's work for it included, so a moved "
+              "program's counters hold its moves' page-protection changes of its regions "
+              "(the more pages, the more: Fig. 9's overheads) and its IPC is not its own "
+              "progress.")
 
 
 def program_kinds(changes: pd.DataFrame) -> list[str]:
@@ -660,9 +687,12 @@ def program_kinds(changes: pd.DataFrame) -> list[str]:
 
 def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -> None:
     """Per benchmark, each program's IPC change under ``policy`` (bars: the mean over the
-    repetitions and alike programs; dots: each), and the mix's."""
+    repetitions and alike programs; dots: each), and the mix's; programs moved inside the
+    ROI are left out (their IPC counts the kernel's work of the moves), and counted."""
     kinds = program_kinds(changes)
     width = 0.8 / len(kinds)
+    left_out = changes[changes["moved"].astype(bool)].groupby("benchmark").size()
+    changes = changes[~changes["moved"].astype(bool)]
     for k, kind in enumerate(kinds):
         part = changes[changes["kind"] == kind]
         xs = [i + (k - (len(kinds) - 1) / 2) * width for i in range(len(groups))]
@@ -672,7 +702,9 @@ def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -
             values = part.loc[part["benchmark"] == bench, "change"]
             ax.plot([x] * len(values), values, "o", color="black", markersize=2.5, zorder=3)
     ax.axhline(0, color="black", linewidth=0.6)
-    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_xticks(range(len(groups)), [
+        bench + (f"\n({left_out[bench]} moved: left out)" if left_out.get(bench, 0) else "")
+        for bench in groups], fontsize=8)
     ax.set_ylabel(f"IPC change, {policy}\nover the default scheduler (%)", fontsize=8)
     ax.legend(fontsize=6, loc="best", framealpha=0.8)
 
@@ -733,8 +765,9 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
     changes they led to and ``policy``'s micro-schedules."""
     placed = programs.dropna(subset=["llc"]).astype({"llc": int})
     placed = placed.assign(kind=program_kind(placed))
-    changes = program_changes(programs, policy).set_index(["machine", "benchmark", "rep",
-                                                           "kind"])["change"]
+    moved = moved_in_roi(frame, events)
+    changes = program_changes(programs, policy, moved).set_index(["machine", "benchmark",
+                                                                  "rep", "kind"])
     moves = micro_counts(frame, events)
     mapped = region_pages_at_roi(frame, events)
     mapped_share = mapped / mapped.groupby(level=["run_id", "tgid"]).transform("sum")
@@ -743,7 +776,7 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
                                                         ["benchmark", "rep"]].to_numpy())))
             for m in machines}
     heights = [len(rows[m]) + 1.5 for m in machines]
-    fig, axes = plt.subplots(len(machines), 1, figsize=(13, 0.5 * sum(heights) + 1.6),
+    fig, axes = plt.subplots(len(machines), 1, figsize=(14, 0.5 * sum(heights) + 1.6),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, machine in zip(axes[:, 0], machines):
         mine = placed[placed["machine"] == machine]
@@ -774,12 +807,14 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
                         regions = 0.0           # its regions all lay on other caches
                     if regions is not None and regions < 0.995:
                         shares.append(f"regions {100 * regions:.0f} %")
-                    said = f" ({'; '.join(shares)})" if shares else ""
+                    said = ("†" if (p["run_id"], int(p["pid"])) in moved else "") + (
+                        f" ({'; '.join(shares)})" if shares else "")
                     ax.text(x + 0.04, y + (k + 0.75) / (len(here) + 0.5),
                             short_program_name(p["program"]) + said, fontsize=6.5,
                             va="center", color=colour[p["kind"]],
                             weight="bold" if p["is_job"] else "normal")
-            said = [f"{name} {changes[key]:+.1f} %" for name, key in (
+            said = [f"{name} {changes.loc[key, 'change']:+.1f} %"
+                    + (" †" if changes.loc[key, "moved"] else "") for name, key in (
                 (bench, (machine, bench, rep, "the benchmark")),
                 ("all", (machine, bench, rep, "all programs"))) if key in changes.index]
             run = frame[(frame["machine"] == machine) & (frame["benchmark"] == bench)
@@ -798,12 +833,15 @@ def _placement(programs: pd.DataFrame, frame: pd.DataFrame, events: pd.DataFrame
     return finish(fig, ctx, dest, "Where each program ran in the job's ROI: the last-level "
                   "cache it spent most of the ROI on (sched_switch trace; the share when "
                   "under 100 %; under region balancing also the share of its regions' pages "
-                  "mapped to that cache when the ROI began, when under 100 %), named by the "
+                  "mapped to that cache when the ROI began, when under 100 %; †: moved "
+                  "inside the ROI, so its attributed IPC counts the kernel's work of its "
+                  "moves), named by the "
                   "arguments that tell the programs apart (memlat's: the size of one of its "
                   "two regions), the benchmark in bold; "
                   "left the default scheduler's run, right the same repetition (start order "
                   f"and seeds) under {policy}; on the right the IPC change of the benchmark "
-                  "and the mean of every program's IPC ratio (per-task attribution), and "
+                  "and, as all, the mean IPC ratio of the programs not moved inside the ROI "
+                  "(per-task attribution), and "
                   f"{policy}'s micro-schedules of all the run's programs up to the ROI's end "
                   "(undone: the thread ran on outside the region's cache, pulled back by the "
                   "idle balancer of the CPU it had left)."
@@ -823,7 +861,9 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
     machines = _per_machine(frame)
     panels = _benchmark_panels(frame, metric)
     changes = program_changes(programs if programs is not None else pd.DataFrame(),
-                              region_policy)
+                              region_policy, moved_in_roi(frame, events))
+    any_moved = (bool(changes["moved"].astype(bool).any())
+                 or ("micro_in_roi" in frame and bool((frame["micro_in_roi"] > 0).any())))
     if len(changes):    # a mix: what the policy did to every program, not the job alone
         panels.insert(1, ("programs", "ipc"))
         panels = [("mix moves", "micro") if kind == "policy" else (kind, column)
@@ -849,6 +889,13 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                 ax.set_title(machine, fontsize=8, loc="left")
         axes[-1][col].set_xlabel("benchmark (the job; fig17: beside two large and one small "
                                  "memlat)", fontsize=8)
+        # The job's attributed counters hold the kernel's work of its moves in the ROI.
+        moved = set(sel.loc[sel["micro_in_roi"].fillna(0) > 0, "benchmark"]
+                    if "micro_in_roi" in sel else ())
+        for ax in axes[:, col]:
+            ax.set_xticklabels([re.sub(r"^[^\n]+", lambda m: m.group(0) + (
+                "†" if m.group(0) in moved else ""), t.get_text())
+                for t in ax.get_xticklabels()])
     shown = {
         "pair": lambda c: metric_label(c) + (
             "" if metric_label(c).startswith("the job's") else " of the job") + " in the ROI" + (
@@ -859,7 +906,8 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                               f"{region_policy}, the same repetition (start order and seeds) "
                               f"of the default scheduler's as the base (bars: mean; dots: each "
                               f"repetition and program; all programs: the mean of their IPC "
-                              f"ratios; per-task attribution)",
+                              f"ratios; per-task attribution; programs moved inside the ROI "
+                              f"are left out, their count under the bars)",
         "mix moves": lambda c: f"{region_policy}'s micro-schedules of all the programs of "
                                f"each run from its start to the ROI's end, one bar per "
                                f"repetition (undone: the thread ran on outside the region's "
@@ -871,6 +919,7 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                      for i, (kind, column) in enumerate(panels))
     main = finish(fig, ctx, dest, WHISKERS + f"; % change of {region_policy} over the "
                   f"default scheduler above each pair{CHANGE_NOTE}. {rows}."
+                  + (f" {MOVED_NOTE}" if any_moved else "")
                   + _timing_note(ctx))
     return [main, _timeline(events, frame, region_policy, ctx,
                             dest.with_name(dest.stem + "--caches.png"))]
