@@ -370,3 +370,43 @@ def test_fig18_23s_moved_programs_ipc_holds_the_kernels_work(tmp_path, drawn_fig
         ["machine", "benchmark", "rep"])
     change = 100 * (still["task_ipc"] / default["task_ipc"].reindex(still.index) - 1)
     assert -2.6 < change.min() and change.max() < -0.01
+
+
+@pytest.mark.skipif("lee-fig17" not in COMMITTED, reason="lee-fig17 not committed")
+def test_fig17s_westmere_default_placement_followed_the_start_order():
+    """Two programs a socket: started first (rep 0) both large memlats shared one L3 and the
+    benchmark had the other with the small one; in rep 1 a large memlat was beside it."""
+    jobs = _fig17_jobs(WESTMERE)
+    default = jobs[jobs["policy"] == "vanilla"]
+    assert len(default) == 12
+    assert set(default.loc[default["rep"] == 0, "with"]) == {"small"}
+    assert set(default.loc[default["rep"] == 1, "with"]) == {"large"}
+    placed = _fig17_programs()
+    large = placed[(placed["machine"] == WESTMERE) & (placed["policy"] == "vanilla")
+                   & (placed["kind"] == "large") & (placed["rep"] == 0)]
+    assert set(large["with"]) == {"large"}
+
+
+@pytest.mark.skipif("lee-fig17" not in COMMITTED, reason="lee-fig17 not committed")
+def test_fig17s_westmere_threads_followed_their_regions_and_the_kernels_work_shows():
+    """Fig. 17's reading: on the Westmere balancing moved threads between the sockets inside
+    the ROI (the small memlat in most runs, the benchmark only in libquantum's), and a
+    moved large memlat's attributed instructions are about all the kernel's work of its
+    moves (the estimate at 600 instructions a page explains 80 to 115 % of them)."""
+    from schedlab.analysis.lee import moved_in_roi
+    paths = table_paths(registry()["lee-fig17"], "smoke", "gem5")
+    main, events = load_committed(paths[""]), load_committed(paths["events"])
+    moved = moved_in_roi(main, events)
+    placed = _fig17_programs()
+    balanced = placed[(placed["machine"] == WESTMERE) & (placed["policy"] == "region-balance")]
+    balanced = balanced.assign(moved=[(r, int(p)) in moved
+                                      for r, p in zip(balanced["run_id"], balanced["pid"])])
+    assert sorted(balanced.loc[balanced["moved"] & (balanced["kind"] == "bench"),
+                               "benchmark"]) == ["libquantum", "libquantum"]
+    x5365 = placed[(placed["machine"] == X5365)]
+    assert not any((r, int(p)) in moved for r, p in zip(x5365["run_id"], x5365["pid"]))
+    estimate = _kernel_instructions_estimate(main, events)
+    large = balanced[balanced["moved"] & (balanced["kind"] == "large")]
+    share = [estimate[r, int(p)] / i for r, p, i in zip(large["run_id"], large["pid"],
+                                                         large["insts"])]
+    assert len(share) >= 6 and 0.8 < min(share) and max(share) < 1.15
