@@ -703,7 +703,7 @@ def _programs_panel(ax, changes: pd.DataFrame, groups: list[str], policy: str) -
             ax.plot([x] * len(values), values, "o", color="black", markersize=2.5, zorder=3)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_xticks(range(len(groups)), [
-        bench + (f"\n({left_out[bench]} moved: left out)" if left_out.get(bench, 0) else "")
+        bench + (f"\n{left_out[bench]} moved" if left_out.get(bench, 0) else "")
         for bench in groups], fontsize=8)
     ax.set_ylabel(f"IPC change, {policy}\nover the default scheduler (%)", fontsize=8)
     ax.legend(fontsize=6, loc="best", framealpha=0.8)
@@ -907,7 +907,7 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                               f"of the default scheduler's as the base (bars: mean; dots: each "
                               f"repetition and program; all programs: the mean of their IPC "
                               f"ratios; per-task attribution; programs moved inside the ROI "
-                              f"are left out, their count under the bars)",
+                              f"are left out, their count under the benchmark)",
         "mix moves": lambda c: f"{region_policy}'s micro-schedules of all the programs of "
                                f"each run from its start to the ROI's end, one bar per "
                                f"repetition (undone: the thread ran on outside the region's "
