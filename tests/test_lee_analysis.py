@@ -597,8 +597,8 @@ def test_a_program_moved_inside_the_roi_is_left_out_of_the_ipc_changes(tmp_path,
     assert sum(len(line.get_xdata()) for line in ax.get_lines()
                if line.get_marker() == "o") == 9
     assert "kernel's work for it included" in kept["captions"]["f.png"]
-    placement = next(f for f, _, dest in kept["drawn"] if dest.name == "f--placement.png")
-    assert any(t.get_text().startswith("memlat 4MiB #1†") for t in placement.axes[0].texts)
+    view = next(f for f, _, dest in kept["drawn"] if dest.name == "f--placement.png")
+    assert any(t.get_text().startswith("memlat 4MiB #1†") for t in view.axes[0].texts)
 
     kept = drawn_figure(lee)
     lee.draw(get("lee-fig17"), _earlier_tables(), _ctx("lee-fig17", frame),
