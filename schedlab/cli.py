@@ -134,16 +134,23 @@ def machines(name: str | None, overrides: tuple[str, ...], as_json: bool,
 @click.argument("what", type=click.Choice(["kernel", "image", "workloads", "all"]))
 def build(what: str) -> None:
     """Build (or find cached) the guest kernel (one per tick rate the catalogue's machines
-    use), image or workloads."""
+    use), image or workloads. ``all`` also builds gem5's kernels (the image built in) and
+    prints every artefact's hash: the same hashes on two machines mean the same guest."""
+    from schedlab.guest.build import build_guest
     from schedlab.guest.image import build_image
-    if what in ("workloads", "all"):
+    rates = sorted({load_machine(n).tick_hz for n in machine_names()}, reverse=True)
+    if what == "all":
+        for hz in rates:
+            for name, sha in build_guest(hz, progress=_say).items():
+                click.echo(f"{hz} Hz  {name:<13} {sha}")
+        return
+    if what == "workloads":
         click.echo(f"workloads: {programs.build_all(progress=_say)}")
-    if what in ("kernel", "all"):
-        rates = sorted({load_machine(n).tick_hz for n in machine_names()}, reverse=True)
+    if what == "kernel":
         for hz in rates:
             k = kernel.build_kernel(progress=_say, tick_hz=hz)
             click.echo(f"kernel {k.hash} ({hz} Hz): {k.bzimage} {k.vmlinux}")
-    if what in ("image", "all"):
+    if what == "image":
         im = build_image(progress=_say)
         click.echo(f"image {im.hash}: {im.initramfs} {im.ext4}")
 
@@ -334,10 +341,13 @@ def _status(e) -> str:
 
 
 def _listing() -> list[dict]:
+    from schedlab.campaigns.currency import currency
     from schedlab.campaigns.experiment import registry
-    from schedlab.campaigns.reproduce import estimated_hours, study_calibration
+    from schedlab.campaigns.reproduce import estimated_hours, study_calibration, table_paths
     rows, calibrations = [], {}
     for name, e in registry().items():
+        standing = (currency(e, table_paths(e, "smoke", "gem5")[""], "smoke", "gem5")
+                    if e.implemented else None)
         if e.study not in calibrations:
             calibrations[e.study] = study_calibration(e.study)
         (smoke, how), (paper, _) = (estimated_hours(e, scale, calibrations[e.study])
@@ -346,7 +356,9 @@ def _listing() -> list[dict]:
                      "runs_smoke": len(e.requests("smoke", "gem5")),
                      "runs_paper": len(e.requests("paper", "gem5")),
                      "hours_smoke": smoke, "hours_paper": paper, "hours_from": how,
-                     "status": _status(e)})
+                     "status": _status(e),
+                     "committed": (f"{standing.state} ({standing.made_at})" if standing
+                                   else "-")})
     return rows
 
 
@@ -373,8 +385,16 @@ def _listing() -> list[dict]:
               help="With --partial: also keep the finished runs' tables in data/<study>/"
                    "partial/ (commit them); a later 'reproduce' of the same code, on any "
                    "host, counts those runs as done and runs only the others.")
+@click.option("--only", multiple=True, metavar="KEY=V[,KEY=V...]",
+              help="Make just the runs whose labels have these coordinates (repeat for "
+                   "more), then draw what has finished as --partial does; with --dry-run, "
+                   "list their run ids and which are reused.")
+@click.option("--verify", "verify_count", type=click.IntRange(min=1), default=None,
+              metavar="N", help="Re-make N committed runs in a store of their own and "
+              "compare every simulated column with the committed rows (exit 1 if any "
+              "differs).")
 def reproduce(figures, study, show_list, scale, backend, jobs, executor, partition,
-              time_limit_min, dry_run, from_committed, partial, carry):
+              time_limit_min, dry_run, from_committed, partial, carry, only, verify_count):
     """Regenerate figures or tables of the papers (run.py reproduce --list names them).
 
     Runs what is not finished yet (resumable: rerun after an interruption), gathers the
@@ -401,10 +421,29 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
                    "calibrated = the model scaled by what the smoke runs took against it; "
                    "study = no runs of its own: the model scaled by what its study's "
                    "committed runs took against it; ?: no bench/ record for the machine; "
-                   "'run.py reproduce NAME --dry-run' explains one)")
+                   "'run.py reproduce NAME --dry-run' explains one. committed: whether "
+                   "today's tree computes the run ids of the committed smoke table "
+                   "(current) or earlier code made it (stale), and the commit that wrote "
+                   "it)")
         return
     backend = _best_backend() if backend == "auto" else backend
     from schedlab.campaigns.experiment import get
+    from schedlab.campaigns.verify import parse_only
+    selectors = parse_only(only)
+    if (selectors or verify_count) and len(figures) != 1:
+        raise UserError("--only and --verify take one figure (e.g. 'reproduce lee-fig24 "
+                        "--verify 1')")
+    if verify_count:
+        verified = R.verify_figure(figures[0], verify_count, scale, backend, _say)
+        for line in verified.lines():
+            click.echo(line)
+        if not verified.identical:
+            sys.exit(1)
+        return
+    if dry_run and selectors:
+        for line in R.describe_only(figures[0], selectors, scale, backend):
+            click.echo(line)
+        return
     if dry_run:
         for figure in figures:
             for line in R.describe(get(figure), scale, backend):
@@ -428,7 +467,7 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
                             source="partial" if partial else "committed" if from_committed
                             else "auto",
                             slurm={"partition": partition, "time_limit_min": time_limit_min},
-                            carry=carry)
+                            carry=carry, only=selectors)
     for out in outs:
         click.echo(f"figure ({out.source}, {out.runs} runs): {out.figure}")
 

@@ -276,18 +276,27 @@ class MachineSpec:
 
 # --------------------------------------------------------------------------- loading
 
+# Each catalogue or machine file as parsed, by its signature (a campaign resolves a machine
+# for every request).
+_CATALOGUES: dict[tuple, dict] = {}
+
+
 def load_catalogue(path: Path = CATALOGUE) -> dict:
     """The ``[machines.*]`` tables of the catalogue, or of a user machine file."""
     what = "machine catalogue" if path == CATALOGUE else "machine file"
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        st = Path(path).stat()     # (the package's store module is not gem5's to import)
+        key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+        if key not in _CATALOGUES:
+            with open(path, "rb") as f:
+                _CATALOGUES[key] = tomllib.load(f)
+        data = copy.deepcopy(_CATALOGUES[key])
     except FileNotFoundError:
         fix = "restore it from git" if path == CATALOGUE else "check the path given"
         raise UserError(f"{what} {path} is missing; {fix}") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a directory; name a .toml file") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"{what} {path} is not valid TOML: {e}") from None
     machines = data.get("machines", {})
     if path != CATALOGUE and (not machines or set(data) != {"machines"}):

@@ -35,7 +35,8 @@ from schedlab.errors import UserError
 from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan, plan_from_dict
 from schedlab.backends.gem5.stats import region_metrics, task_metrics
 from schedlab.guest.protocol import GUEST_BIN, GuestJob, GuestSpec, parse_console
-from schedlab.guest.image import GuestImage, build_image, write_cpio
+from schedlab.guest.image import GuestImage, build_image, planned_image, write_cpio
+from schedlab.guest.reproducible import artefact_hashes
 from schedlab.guest.payload import (QEMU_PAYLOAD, SPEC, USER_BIN, Payload, check_overlay,
                                     library_path, shared_libraries)
 from schedlab.machine import MachineSpec, load_machine
@@ -259,8 +260,10 @@ def _check_cpus(cpus: str | None, machine: MachineSpec) -> None:
         raise UserError(f"CPU list {cpus} is outside {machine.name}'s cores 0-{machine.cores - 1}")
 
 
-def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
-    """Resolve a request into a spec (building kernel, image and programs as needed)."""
+def prepare(request: RunRequest, progress: Progress = print, build: bool = True) -> PreparedRun:
+    """Resolve a request into a spec (building kernel, image and programs as needed; with
+    ``build=False`` only naming them by their build keys, which is all the run id needs:
+    listings and staleness checks compute ids without building)."""
     if request.backend not in BACKENDS:
         raise UserError(f"unknown backend {request.backend!r}; choose one of {', '.join(BACKENDS)}")
     if request.backend == "gem5" and request.cpu not in CPU_TYPES:
@@ -299,7 +302,8 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         if programs.is_dynamic(binary):
             libraries.update(shared_libraries(binary))
     overlays = [check_overlay(d) for d in request.overlay]
-    workload_overlay = programs.build_all(progress=progress)
+    workload_overlay = (programs.build_all(progress=progress) if build
+                        else programs.planned_overlay())
     payload = Payload({**{f"{USER_BIN}/{n}": p for n, p in user_programs.items()},
                        **libraries}, [workload_overlay, *overlays])
     env = (("LD_LIBRARY_PATH", library_path(libraries)),) if libraries else ()
@@ -321,8 +325,11 @@ def prepare(request: RunRequest, progress: Progress = print) -> PreparedRun:
         boot_args += numa.numa_boot_args(
             [list(n) for n in machine.nodes], None, machine.node_distances())
 
-    kern = kernel.build_kernel(progress=progress, tick_hz=machine.tick_hz)
-    image = build_image(progress=progress)
+    if build:
+        kern = kernel.build_kernel(progress=progress, tick_hz=machine.tick_hz)
+        image = build_image(progress=progress)
+    else:
+        kern, image = kernel.planned_kernel(tick_hz=machine.tick_hz), planned_image()
     spec = {
         "machine": machine.to_dict(),
         "backend": request.backend,
@@ -478,6 +485,7 @@ def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
         for f in (initrd, run_cpio, payload):
             f.unlink(missing_ok=True)
     return text, {"name": "qemu", "command": cmd, "memory_mib_per_node": lay.node_mib,
+                  "booted": {**prepared.kernel.artefacts(), **prepared.image.artefacts()},
                   "note": "QEMU TCG: functional only; caches and latencies are not modelled"}
 
 
@@ -531,6 +539,7 @@ def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str
     report = parse_console(outcome["console"], prepared.guest.nonce)
     topology = topology_problems(prepared.plan, job.machine, report.facts)
     return outcome["console"], {"name": "gem5", "cpu": job.cpu,
+                                "booted": {"vmlinux": job.kernel.vmlinux_sha},
                                 "stats_dumps": len(outcome["stats"]),
                                 "regions": regions, "attribution": attribution,
                                 "sampling": outcome.get("sampling"),
@@ -593,6 +602,7 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     sampling = backend_info.pop("sampling", None)
     if sampling is not None:
         errors += _sampled_rows(rows, sampling)
+    artefacts = {**backend_info.pop("booted", {}), **workload_artefacts()}
     return {
         "run_id": prepared.run_id,
         "ok": not errors,
@@ -602,10 +612,18 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         "backend": backend_info,
         "policy": prepared.spec["policy"]["name"],
         "hashes": {"kernel": prepared.kernel.hash, "image": prepared.image.hash},
+        # The built files' own hashes (the hashes above are of their inputs).
+        "artefacts": artefacts,
         "host_seconds": round(seconds, 2),
         "facts": report.facts,
         "jobs": rows,
     }
+
+
+def workload_artefacts() -> dict[str, str]:
+    """The hash of the workloads' binary every run brings (its build is cached)."""
+    binary = programs.binary(programs.MULTICALL)
+    return artefact_hashes({"workloads": binary})
 
 
 def _sampled_rows(rows: list[dict], sampling: dict) -> list[str]:

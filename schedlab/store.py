@@ -33,12 +33,28 @@ def hash_json(obj) -> str:
     return hash_bytes(json.dumps(obj, sort_keys=True, separators=(",", ":")))
 
 
+def file_signature(path: Path) -> tuple:
+    """What tells one version of a file from another without reading it: its path, device,
+    inode, size and modification time. Memories of what was read from a file (a hash, a
+    parsed definition) are kept under it: run ids read the same files for every request of
+    a campaign."""
+    st = os.stat(path)
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_FILE_HASHES: dict[tuple, str] = {}
+
+
 def hash_file(path: Path) -> str:
+    key = file_signature(path)
+    if key in _FILE_HASHES:
+        return _FILE_HASHES[key]
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
+    _FILE_HASHES[key] = digest.hexdigest()
+    return _FILE_HASHES[key]
 
 
 def hash_files(paths: Iterable[Path], root: Path) -> str:

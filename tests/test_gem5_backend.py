@@ -99,7 +99,9 @@ def test_checkpoint_key_covers_every_input():
                 checkpoint.checkpoint_key(b, plan_from_dict(four), "k", "i", ["a"]),
                 checkpoint.checkpoint_key(b, plan_from_dict(m), "k2", "i", ["a"]),
                 checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i2", ["a"]),
-                checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["b"])}) == 8
+                checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["a"],
+                                          vmlinux_sha="other bytes"),
+                checkpoint.checkpoint_key(b, plan_from_dict(m), "k", "i", ["b"])}) == 9
 
 
 def test_cache_what_ifs_share_the_boot_checkpoint():
@@ -514,6 +516,7 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
 
     m = load_machine("clovertown-e5320-mup").to_dict()
     plan = plan_from_dict(m)
+    (tmp_path / "vmlinux").write_bytes(b"a stand-in kernel")    # the checkpoint key hashes it
     job = g5run.Gem5Job(machine=m, plan=plan, cpu="timing", readfile="run this\n",
                         kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
                                                       "image-hash"),
@@ -598,6 +601,7 @@ def _stand_in_job(tmp_path, monkeypatch, readfile: str | bytes) -> g5run.Gem5Job
     monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "calls.log"))
     m = load_machine("clovertown-e5320-mup").to_dict()
     plan = plan_from_dict(m)
+    (tmp_path / "vmlinux").write_bytes(b"a stand-in kernel")    # the checkpoint key hashes it
     return g5run.Gem5Job(machine=m, plan=plan, cpu="o3", readfile=readfile,
                          kernel=checkpoint.GuestKernel(tmp_path / "vmlinux", "kernel-hash",
                                                        "image-hash"),

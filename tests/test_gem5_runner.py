@@ -5,7 +5,8 @@ Unlike tests/test_gem5_integration.py (a minimal self-test guest), these boot th
 image every user run boots (busybox runner, launcher; the workloads come with each run's
 payload), so they check:
 - the guest of every machine in SCHEDLAB_GEM5_TEST_MACHINES (default: Clovertown MUP) sees
-  the modelled LLC groups and NUMA nodes (schedlab.gem5_check against the runner's facts);
+  the modelled LLC groups and NUMA nodes (schedlab.backends.gem5.topology against the
+  runner's facts);
 - a workload's region of interest becomes IPC and misses per kilo-instruction in
   results.json, with 0 < IPC <= issue width; on NUMA machines its memory traffic stays on
   its own node's banks (the guest's nodes are the model's banks);

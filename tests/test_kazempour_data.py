@@ -81,6 +81,22 @@ def test_every_condition_panels_keep_title_and_legend_apart(tmp_path, drawn_figu
     assert ax.get_ylabel().startswith("IPC")
 
 
+def test_experiment_a_draws_before_any_low_affinity_run_finished(tmp_path, drawn_figure):
+    # --partial while only the BV_0 runs exist (it raised ValueError: a figure of no
+    # columns): the BV_0 bars in each condition, each beside an empty partner.
+    from schedlab.analysis import kazempour as K
+    from schedlab.analysis.figures import FigureContext
+    frame = _tables("kazempour-expA", "smoke")[""]
+    bv0 = frame[frame["bv"] == "bv_0"]
+    kept = drawn_figure(K)
+    ctx = FigureContext(name="kazempour-expA", title="t", scale="smoke", backend="gem5")
+    K._every_condition(bv0, "task_ipc", ctx, tmp_path / "f.png")
+    axes = kept["fig"].axes
+    assert len(axes) == 8                        # 4 conditions x both base vectors' columns
+    heights = [p.get_height() for p in axes[0].patches]
+    assert sum(h == h for h in heights) == len(set(bv0["benchmark"]))  # BV_0's bars only
+
+
 def test_experiment_a_draws_fig_2_and_3s_plots_for_every_condition(tmp_path, drawn_figure):
     # Fig. 2's IPC and Fig. 3's L1 I-cache misses, and the L1 D-cache's for BV_L1D, each in
     # every condition of experiment A (from its committed runs), each figure titled by its

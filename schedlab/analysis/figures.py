@@ -75,10 +75,13 @@ class FigureContext:
     provenance: dict = field(default_factory=dict)
     # "runs" (this host's results), "committed" (data/) or "partial" (the runs finished so far)
     source: str = "runs"
+    # A committed table made by earlier code: what schedlab.campaigns.currency says of it.
+    stale: str = ""
 
     def caption(self, extra: str = "") -> str:
         prov = self.provenance
-        parts = [extra] if extra else []
+        parts = [f"STALE TABLE ({self.stale})."] if self.stale else []
+        parts += [extra] if extra else []
         if self.backend == "gem5":
             parts.append(f"gem5 {prov.get('gem5_version', '?')} (binary "
                          f"{str(prov.get('gem5_hash', '?'))[:12]}), {prov.get('cpu', '?')} "

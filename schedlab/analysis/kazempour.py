@@ -150,6 +150,8 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     return out
 
 
+# Experiment A's low-affinity base vectors, each paired with BV_0.
+LOW_AFFINITY_BVS = ("bv_l1d", "bv_l1i")
 # Experiment A's miss figures beside its IPC figure.
 EXPERIMENT_A_MISSES = ("task_l1i_mpi", "task_l1d_mpi")
 
@@ -234,7 +236,9 @@ def _every_condition(frame: pd.DataFrame, metric: str, ctx: FigureContext, dest:
     low-affinity base vector."""
     panels = frame.groupby(["machine", "l2_retention", "quantum_ms", "bv"], sort=False)
     keys = sorted({k[:3] for k in panels.groups}, key=str)
-    bvs = [b for b in ("bv_l1d", "bv_l1i") if b in set(frame["bv"])]
+    # Before any low-affinity run has finished (a --partial figure) the BV_0 bars stand
+    # alone, each beside an empty partner, in both base vectors' columns.
+    bvs = [b for b in LOW_AFFINITY_BVS if b in set(frame["bv"])] or list(LOW_AFFINITY_BVS)
     fig, axes = plt.subplots(len(keys), len(bvs), figsize=(6 * len(bvs), 2.8 * len(keys)),
                              squeeze=False)
     for i, (machine, retention, quantum) in enumerate(keys):

@@ -27,6 +27,7 @@ table { border-collapse: collapse; font-size: 0.85em; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 figure { margin: 1em 0 2.5em 0; } img { max-width: 100%; border: 1px solid #ddd; }
 figcaption { font-size: 0.85em; color: #444; } .muted { color: #777; }
+.stale { color: #a00; font-weight: bold; }
 """
 
 
@@ -111,15 +112,17 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
            f" from {e(str(paths.results_dir()))}. {len(sidecars)} figure(s).</p>",
            "<h2>Experiments</h2><table><tr><th>experiment</th><th>study</th><th>shows</th>"
            "<th>runs (smoke / paper)</th><th>host hours (smoke / paper)</th><th>status</th>"
-           "</tr>"]
+           "<th>committed smoke tables</th></tr>"]
     for row in listing:
         out.append(f"<tr><td>{e(row['name'])}</td><td>{e(row['study'])}</td>"
                    f"<td>{e(row['title'])}</td><td>{row['runs_smoke']} / {row['runs_paper']}</td>"
                    f"<td>{_hours(row['hours_smoke'])} / {_hours(row['hours_paper'])}</td>"
-                   f"<td>{e(row['status'])}</td></tr>")
+                   f"<td>{e(row['status'])}</td><td>{e(row.get('committed', '-'))}</td>"
+                   "</tr>")
     out.append("</table><p class='muted'>Host hours: estimated from the speeds measured in "
                "bench/, one run at a time on one core; ?: no bench/ record for the machine "
-               "yet.</p>")
+               "yet. Committed tables: current where today's tree computes their runs' ids, "
+               "stale where earlier code made them (to be re-made).</p>")
     out += _micro_schedule_costs(dest)
     for path in sidecars:
         meta = json.loads(path.read_text())
@@ -142,6 +145,8 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
                 f"<td>{e(str(prov.get('gem5_hash', '-'))[:16])}</td>"
                 f"<td>{e(str(prov.get('kernel', '-')))}</td>"
                 f"<td>{e(str(prov.get('image', '-')))}</td></tr></table>",
+                f"<p class='{'stale' if meta.get('stale') else 'muted'}'>tables: "
+                f"{e(meta.get('currency', '?'))}</p>",
                 f"<figure><img src='{e(_rel(figures / meta['figure'], dest.parent))}' "
                 f"alt='{e(meta['name'])}'><figcaption>{e(meta['caption'])}<br>data: "
                 f"{data_links} {extra}</figcaption></figure>"]

@@ -17,8 +17,12 @@ import pandas as pd
 
 from schedlab.runs import request_from_data, work_key
 
+# The built files a run booted and ran, by their own hashes (``<name>_sha``): the kernel
+# and image columns hash their inputs. Empty for runs made before they were recorded.
+ARTEFACTS = ("vmlinux", "bzImage", "initramfs", "workloads")
 PROVENANCE = ("run_id", "backend", "cpu", "gem5_version", "gem5_hash", "gem5_config",
-              "kernel", "image", "ok", "gem5_host_s", "gem5_cpu_s", "work_key")
+              "kernel", "image", *(f"{a}_sha" for a in ARTEFACTS), "ok", "gem5_host_s",
+              "gem5_cpu_s", "work_key")
 
 
 def _work_key(run_dir: Path) -> str | None:
@@ -38,6 +42,7 @@ def _provenance(run_dir: Path, res: dict) -> dict:
             "cpu": res["backend"].get("cpu"), "gem5_version": info.get("gem5_version"),
             "gem5_hash": info.get("gem5_hash"), "gem5_config": info.get("config_hash"),
             "kernel": res["hashes"]["kernel"], "image": res["hashes"]["image"],
+            **{f"{a}_sha": res.get("artefacts", {}).get(a) for a in ARTEFACTS},
             "ok": res["ok"], "gem5_host_s": info.get("host_seconds"),
             "gem5_cpu_s": info.get("cpu_seconds"),
             "work_key": _work_key(run_dir)}

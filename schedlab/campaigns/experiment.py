@@ -39,7 +39,7 @@ class Experiment:
     """One figure or table of a study, as a matrix of runs.
 
     ``matrix(scale, backend)`` returns the run requests; ``draw`` (in
-    :mod:`schedlab.analysis.studies`) turns their results table into the figure. An
+    :mod:`schedlab.campaigns.reproduce`, ``DRAW``) turns their results table into the figure. An
     experiment that cannot run yet says why in ``missing`` (for instance the scheduler it
     needs is not written yet); it is still listed and costed. An experiment that runs, but
     not yet on every backend, says why per backend in ``unavailable``: its runs on that

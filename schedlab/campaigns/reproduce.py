@@ -40,6 +40,9 @@ from schedlab.analysis.store import (DATA, committed_path, load_committed, save_
 from schedlab.analysis.tables import table
 from schedlab.campaigns import carried, demo
 from schedlab.campaigns.cost import campaign_host_hours, run_host_seconds, unmeasured
+from schedlab.campaigns.currency import currency
+from schedlab.campaigns.verify import (artefact_mismatches, label_of, run_states, select,
+                                       verify)
 from schedlab.campaigns.experiment import Experiment, get, label_key, registry
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
@@ -420,12 +423,18 @@ def uncarried_requests(names: list[str], scale: str, backend: str, say: Say) -> 
 def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5",
                    jobs: int | None = None, executor: str = "local", say: Say = print,
                    source: str = "auto", slurm: dict | None = None,
-                   carry: bool = False) -> list[Reproduced]:
+                   carry: bool = False, only: list[dict[str, str]] | None = None
+                   ) -> list[Reproduced]:
     """Several figures as one campaign: their runs, each once, ``jobs`` at a time across
     the figures' boundaries (no core waits for one figure's last run before the next
     figure's start), then each figure drawn as :func:`reproduce` draws it."""
     for name in names:
         runnable(name, backend)
+    if only:
+        if len(names) != 1:
+            raise UserError("--only takes one figure")
+        return [reproduce(names[0], scale, backend, jobs, executor, say, source, slurm,
+                          carry, only)]
     if len(names) > 1 and source == "auto" and can_run(backend):
         todo = uncarried_requests(names, scale, backend, say)
         if todo:
@@ -465,12 +474,19 @@ class NoFinishedRuns(UserError):
 
 def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int | None = None,
               executor: str = "local", say: Say = print, source: str = "auto",
-              slurm: dict | None = None, carry: bool = False) -> Reproduced:
+              slurm: dict | None = None, carry: bool = False,
+              only: list[dict[str, str]] | None = None) -> Reproduced:
     """Draw one figure (see the module's docstring); ``slurm``: options of
     :func:`schedlab.campaigns.slurm.submit` (partition, time_limit_min, ...); ``carry``
-    (with source "partial"): also keep the tables under ``data/<study>/partial/``."""
+    (with source "partial"): also keep the tables under ``data/<study>/partial/``;
+    ``only`` (``--only`` selectors): make just the runs with those labels (those not done
+    yet), then draw what has finished, as ``--partial`` does."""
     experiment = runnable(name, backend)
     requests = experiment.requests(scale, backend)
+    if only:
+        make_only(experiment, select(name, requests, only), scale, backend, jobs, executor,
+                  say, slurm or {})
+        source = "partial"
     if source == "auto":
         source = "runs" if can_run(backend) else "committed"
     where = table_paths(experiment, scale, backend, committed=source == "committed")
@@ -515,6 +531,13 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         # from the same runs reads the same.
         mine = [d for d in dirs if d in finished]
         tables = found.merged(collect(experiment, mine) if mine else {})
+        differ = artefact_mismatches(tables[""], load_committed(where[""]))
+        if differ:
+            raise UserError(f"{name}: {len(differ)} runs were made here from other built "
+                            f"files than the committed runs of the same ids (first "
+                            f"{differ[0]}): this host's guest build is not the committed "
+                            f"one; compare 'run.py build all' here and there "
+                            f"(bench/reproducibility.md); the committed tables are kept")
         for part, path in where.items():
             save_committed(tables[part], path)
         update_store()
@@ -534,9 +557,14 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
                             + hint)
         say(f"{name}: drawing from the committed tables {where['']}")
     main = tables[""]
+    # Tables made now, or of runs this tree names, are current by construction.
+    standing = (currency(experiment, where[""], scale, backend) if source == "committed"
+                else None)
     ctx = FigureContext(name=name, title=experiment.title, scale=scale, backend=backend,
                         reduction=reduction, notes=experiment.notes,
-                        provenance=provenance(main), source=source)
+                        provenance=provenance(main), source=source,
+                        stale=standing.describe() if standing and not standing.current
+                        else "")
     dest = figures_dir() / (f"{name}--{scale}--{backend}"
                             + ("--partial" if source == "partial" else "") + ".png")
     outputs = DRAW[experiment.study](experiment, tables if experiment.study in COLLECT
@@ -552,10 +580,55 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
         "caption": ctx.caption(), "provenance": ctx.provenance,
         "figure": outputs[0].name, "extra": [p.name for p in outputs[1:]],
         "data": [str(p) for p in where.values()],
+        "currency": standing.describe() if standing else "current: made from this tree's runs",
+        "stale": bool(ctx.stale),
         "summary": None if summary is None else json.loads(summary.round(4).to_json(
             orient="records")),
         "reading": str(reading) if reading.is_file() else None}, indent=1))
     return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
+
+
+def make_only(experiment: Experiment, chosen: list, scale: str, backend: str,
+              jobs: int | None, executor: str, say: Say, slurm_options: dict) -> None:
+    """Make the chosen runs of the experiment that are neither finished nor carried."""
+    if not can_run(backend):
+        raise UserError(f"--only makes runs: {experiment.name} on gem5 needs "
+                        f"GEM5=/path/to/gem5.fast (see README)")
+    dirs = run_dirs(chosen)
+    found, _ = carried_runs(experiment, scale, backend, dirs, say)
+    todo = [r for r, d in zip(chosen, dirs) if d.name not in found.run_ids]
+    say(f"{experiment.name}: {len(chosen)} runs chosen, {len(chosen) - len(todo)} carried")
+    if todo:
+        run_requests(todo, f"{experiment.name}-{scale}-only", jobs, executor, say,
+                     slurm_options, run_seconds_estimate([experiment.name], scale, backend))
+
+
+def verify_figure(name: str, count: int, scale: str, backend: str, say: Say):
+    """``reproduce NAME --verify COUNT``: :func:`schedlab.campaigns.verify.verify`."""
+    experiment = runnable(name, backend)
+    if not can_run(backend):
+        raise UserError(f"--verify re-makes runs: {name} on gem5 needs "
+                        f"GEM5=/path/to/gem5.fast (see README)")
+    where = table_paths(experiment, scale, backend, committed=True)
+    if not where[""].is_file():          # a campaign still running: its carried runs
+        where = {p: path for p, path in carried_paths(experiment, scale, backend).items()
+                 if p in where}
+    return verify(experiment, count, scale, backend, where, collect, run_requests, say)
+
+
+def describe_only(name: str, only: list[dict[str, str]], scale: str, backend: str
+                  ) -> list[str]:
+    """``--dry-run --only``: each chosen run's id and whether a campaign reuses it."""
+    experiment = runnable(name, backend)
+    chosen = select(name, experiment.requests(scale, backend), only)
+    where = table_paths(experiment, scale, backend, committed=True)
+    kept = carried_paths(experiment, scale, backend)
+    carried_ids = (set(pd.read_csv(kept[""], usecols=["run_id"])["run_id"])
+                   if kept[""].is_file() else set())
+    lines = [f"{name}: {len(chosen)} runs chosen by --only"]
+    for r, run_id, what in run_states(chosen, load_committed(where[""]), carried_ids):
+        lines.append(f"  {label_of(r)}: {run_id}: {what}")
+    return lines
 
 
 def run_requests(requests, name, jobs, executor, say, slurm_options,

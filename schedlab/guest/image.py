@@ -12,6 +12,7 @@ without loop mounts. Both are cached under a content hash of everything that goe
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -21,13 +22,17 @@ from typing import Callable
 
 from schedlab import paths
 from schedlab.errors import UserError
-from schedlab.guest import kernel
+from schedlab.guest import kernel, reproducible
 from schedlab.guest.programs import guest_compile_command
 from schedlab.store import hash_bytes, hash_file, publish_dir
 
 # 3: the workloads left the image for the run's payload (schedlab.guest.payload).
 # 4: every cpio entry's mtime is EPOCH, regular files' too (_set_mtimes).
-RECIPE_VERSION = "4"
+# 5: reproducible: guest tools built with the clone's path mapped away, a fixed ext4 hash
+#    seed, the exact toolchain in the key (schedlab.guest.reproducible).
+RECIPE_VERSION = "5"
+# mke2fs draws the directory-hash seed at random unless given one; any fixed value will do.
+EXT4_HASH_SEED = "5c4ed1ab-0000-4000-8000-000000000000"
 BUSYBOX = Path("/bin/busybox")
 # Fixed timestamps make the archive a function of its contents.
 EPOCH = 0
@@ -51,6 +56,10 @@ class GuestImage:
     @property
     def manifest(self) -> Path:
         return self.dir / "manifest.txt"
+
+    def artefacts(self) -> dict[str, str]:
+        """The built files' hashes: provenance of every run on this image."""
+        return reproducible.artefact_hashes({"initramfs": self.initramfs})
 
 
 def _guest_tool_sources() -> list[Path]:
@@ -86,7 +95,7 @@ def _compile(sources: list[Path], output: Path, static: bool = True) -> None:
     """A static guest program (with the workloads' compiler), or a host tool (gcc)."""
     cmd = (guest_compile_command(sources, output) if static
            else ["gcc", "-O2", "-o", str(output), *map(str, sources)])
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=reproducible.build_env())
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["?"])[0]
         raise UserError(f"compiling {sources[0].name} failed: {first}")
@@ -102,19 +111,26 @@ def _check_busybox() -> None:
 
 def image_key() -> str:
     _, version = kernel.source_tarball()
-    parts: list[bytes | str] = [RECIPE_VERSION, version, hash_file(BUSYBOX)]
+    parts: list[bytes | str] = [RECIPE_VERSION, version, hash_file(BUSYBOX),
+                                reproducible.toolchain_identity()]
     for f in _guest_tool_files() + _rootfs_files():
         parts += [str(f.relative_to(paths.DISK_IMAGES)), f.read_bytes()]
     return hash_bytes(*parts)[:16]
 
 
+def planned_image() -> GuestImage:
+    """The image :func:`build_image` would return, named without building it."""
+    key = image_key()
+    return GuestImage(paths.cache_dir() / "image" / key, key)
+
+
 def build_image(progress: Progress = print) -> GuestImage:
     """Return the cached guest image for the current sources, building it if needed."""
     _check_busybox()
-    key = image_key()
-    final = paths.cache_dir() / "image" / key
+    planned = planned_image()
+    key, final = planned.hash, planned.dir
     if (final / "rootfs.ext4").is_file():
-        return GuestImage(final, key)
+        return planned
     progress(f"image: assembling {key}")
     with publish_dir(final) as out:
         stage = out / "stage"
@@ -161,11 +177,15 @@ def _cpio_entries(stage: Path) -> list[str]:
 
 
 def _make_ext4(stage: Path, image: Path) -> None:
+    # mke2fs -d copies each file's times: the checkout's and the build's, unless fixed.
+    for p in [stage, *stage.rglob("*")]:
+        os.utime(p, (EPOCH, EPOCH), follow_symlinks=False)
     used = sum(p.stat().st_size for p in stage.rglob("*") if p.is_file() and not p.is_symlink())
     size_mib = used // (1 << 20) * 2 + 32
     proc = subprocess.run(
         ["mke2fs", "-q", "-t", "ext4", "-d", str(stage), "-L", "schedlab", "-U", "clear",
-         "-E", "root_owner=0:0", "-F", str(image), f"{size_mib}M"],
+         "-E", f"root_owner=0:0,hash_seed={EXT4_HASH_SEED}", "-F", str(image),
+         f"{size_mib}M"],
         capture_output=True, text=True,
         env={"E2FSPROGS_FAKE_TIME": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"})
     if proc.returncode != 0:

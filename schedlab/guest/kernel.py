@@ -6,10 +6,14 @@ quilt-style ``kernel-patches/series`` with ``patch -p1``, configure ``tinyconfig
 survived ``olddefconfig``, and build ``bzImage`` (QEMU) and ``vmlinux`` (gem5).
 
 Outputs are cached under ``<cache>/kernel/<key>/`` where the key hashes the source version,
-the patches, the fragments, an optional built-in initramfs and this recipe's version, so an
-unchanged kernel is never rebuilt. The work and object trees persist between builds, and
-files a previous series patched are restored from the pristine tree with a fresh mtime, so a
-change to one patch recompiles only what it touches.
+the patches, the fragments, an optional built-in initramfs, the exact build toolchain and this
+recipe's version, so an unchanged kernel is never rebuilt. The build is byte-reproducible
+(:mod:`schedlab.guest.reproducible`): fixed stamps, the source and object trees mapped away,
+and the built-in initramfs named relative to the object tree, so neither the date nor the
+cache's location reaches the kernel's bytes (its embedded config included). The work and
+object trees persist between builds, and files a previous series patched are restored from
+the pristine tree with a fresh mtime, so a change to one patch recompiles only what it
+touches.
 """
 
 from __future__ import annotations
@@ -20,16 +24,22 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
 from schedlab import paths
 from schedlab.errors import UserError
+from schedlab.guest import reproducible
 from schedlab.machine import DEFAULT_TICK_HZ
 from schedlab.store import hash_bytes, hash_file, locked, publish_dir
 
 # Bump when the recipe below changes in a way that changes the kernel it produces.
-RECIPE_VERSION = "1"
+# 2: reproducible (fixed stamps, path maps, the initramfs named relative to the objects).
+RECIPE_VERSION = "2"
+# The built-in initramfs is copied into the object tree under this name and named by it,
+# relative (make runs there), so the cache's location stays out of the embedded config.
+INITRAMFS_NAME = "schedlab-initramfs.cpio"
 
 Progress = Callable[[str], None]
 
@@ -53,6 +63,10 @@ class KernelBuild:
     def config(self) -> Path:
         return self.dir / "config"
 
+    def artefacts(self) -> dict[str, str]:
+        """The built files' hashes: provenance of every run that boots this kernel."""
+        return reproducible.artefact_hashes({"vmlinux": self.vmlinux, "bzImage": self.bzimage})
+
 
 def source_tarball() -> tuple[Path, str]:
     """The pinned source tarball and its package version; a clear error if either is off."""
@@ -63,13 +77,19 @@ def source_tarball() -> tuple[Path, str]:
         raise UserError(f"Linux source {tarball} is missing (Debian package {pin['package']} "
                         f"{pin['version']}); install it with '{install}'")
     if "SCHEDLAB_KERNEL_TARBALL" not in os.environ:
-        installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pin["package"]],
-                                   capture_output=True, text=True).stdout.strip()
+        installed = _installed_version(pin["package"])
         if installed != pin["version"]:
             raise UserError(f"{pin['package']} {installed or '(none)'} is installed but "
                             f"versions.toml pins {pin['version']}; run '{install}' or update "
                             f"the pin in versions.toml")
     return tarball, pin["version"]
+
+
+@cache
+def _installed_version(package: str) -> str:
+    """The Debian package's installed version ("" if none); asked once per process."""
+    return subprocess.run(["dpkg-query", "-W", "-f=${Version}", package],
+                          capture_output=True, text=True).stdout.strip()
 
 
 def series() -> list[Path]:
@@ -92,11 +112,11 @@ def fragments() -> list[Path]:
     return sorted(paths.KERNEL_PATCHES.glob("*.config"))
 
 
-def _initramfs_fragment(initramfs: Path) -> str:
-    """The config lines that build ``initramfs`` into the kernel. Uncompressed: gem5 boots
-    with Atomic cores at ~1.5 M instructions per host second, and gunzipping a 30 MB
-    archive in the guest costs about a billion instructions."""
-    return f'CONFIG_INITRAMFS_SOURCE="{initramfs}"\nCONFIG_INITRAMFS_COMPRESSION_NONE=y\n'
+def _initramfs_fragment() -> str:
+    """The config lines that build the initramfs (copied to INITRAMFS_NAME) into the kernel.
+    Uncompressed: gem5 boots with Atomic cores at ~1.5 M instructions per host second, and
+    gunzipping a 30 MB archive in the guest costs about a billion instructions."""
+    return f'CONFIG_INITRAMFS_SOURCE="{INITRAMFS_NAME}"\nCONFIG_INITRAMFS_COMPRESSION_NONE=y\n'
 
 
 def _tick_fragment(tick_hz: int) -> str:
@@ -106,14 +126,23 @@ def _tick_fragment(tick_hz: int) -> str:
 
 def build_key(initramfs: Path | None = None, tick_hz: int = DEFAULT_TICK_HZ) -> str:
     tarball, version = source_tarball()
-    parts: list[bytes | str] = [RECIPE_VERSION, version, str(tarball.stat().st_size)]
+    parts: list[bytes | str] = [RECIPE_VERSION, version, str(tarball.stat().st_size),
+                                reproducible.toolchain_identity()]
     for f in series() + fragments():
         parts += [f.name, f.read_bytes()]
     if initramfs is not None:
-        parts += ["initramfs", hash_file(initramfs), _initramfs_fragment(initramfs)]
+        parts += ["initramfs", hash_file(initramfs), _initramfs_fragment()]
     if tick_hz != DEFAULT_TICK_HZ:  # only then, so the 1000 Hz kernel keeps its hash
         parts += ["tick", _tick_fragment(tick_hz)]
     return hash_bytes(*parts)[:16]
+
+
+def planned_kernel(initramfs: Path | None = None,
+                   tick_hz: int = DEFAULT_TICK_HZ) -> KernelBuild:
+    """The kernel :func:`build_kernel` would return, named without building it (its files
+    may not exist): what a run id needs."""
+    key = build_key(initramfs, tick_hz)
+    return KernelBuild(paths.cache_dir() / "kernel" / key, key)
 
 
 def build_kernel(initramfs: Path | None = None, progress: Progress = print,
@@ -125,10 +154,10 @@ def build_kernel(initramfs: Path | None = None, progress: Progress = print,
     (``MachineSpec.tick_hz``); each rate builds in an object tree of its own, since a new
     CONFIG_HZ recompiles nearly everything.
     """
-    key = build_key(initramfs, tick_hz)
-    final = paths.cache_dir() / "kernel" / key
+    planned = planned_kernel(initramfs, tick_hz)
+    key, final = planned.hash, planned.dir
     if (final / "bzImage").is_file():
-        return KernelBuild(final, key)
+        return planned
     tarball, version = source_tarball()
     with locked(paths.cache_dir() / "kernel-src" / "lock"):
         if (final / "bzImage").is_file():  # built by another process while we waited
@@ -237,17 +266,22 @@ def _configure(work: Path, objects: Path, initramfs: Path | None, progress: Prog
         tick.write_text(_tick_fragment(tick_hz))
         frags = frags + [tick]
     if initramfs is not None:
+        # Copied afresh every time: its new mtime makes make rebuild the built-in archive.
+        shutil.copyfile(initramfs, objects / INITRAMFS_NAME)
         extra = objects / "schedlab-initramfs.config"
-        extra.write_text(_initramfs_fragment(initramfs))
+        extra.write_text(_initramfs_fragment())
         frags = frags + [extra]
     else:
         (objects / "schedlab-initramfs.config").unlink(missing_ok=True)
         frags = frags + [_empty_initramfs_fragment(objects)]
     progress("kernel: configuring tinyconfig + " + " + ".join(f.name for f in fragments()))
-    _run(["make", f"O={objects}", "tinyconfig"], work, "make tinyconfig")
+    _run(["make", f"O={objects}", "tinyconfig"], work, "make tinyconfig",
+         env=reproducible.build_env())
     _run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(objects),
-          str(objects / ".config"), *map(str, frags)], work, "merging config fragments")
-    _run(["make", f"O={objects}", "olddefconfig"], work, "make olddefconfig")
+          str(objects / ".config"), *map(str, frags)], work, "merging config fragments",
+         env=reproducible.build_env())
+    _run(["make", f"O={objects}", "olddefconfig"], work, "make olddefconfig",
+         env=reproducible.build_env())
     config = objects / ".config"
     got = _read_config(config)
     dropped = [f"{option}={value} (got {got.get(option, 'n')})"
@@ -269,13 +303,16 @@ def _make(work: Path, objects: Path, jobs: int, progress: Progress) -> None:
     """Run make, reporting compiled units (and a percentage once a build has been seen)."""
     estimate_file = objects / ".schedlab-units"
     estimate = int(estimate_file.read_text()) if estimate_file.exists() else 0
-    cmd = ["make", f"O={objects}", f"-j{jobs}", "bzImage"]
+    # Both trees mapped away in C and assembler (the kernel maps only the source tree, and
+    # only for __FILE__): a build in another cache gives the same bytes.
+    maps = " ".join(reproducible.prefix_maps(work.resolve(), objects.resolve()))
+    cmd = ["make", f"O={objects}", f"-j{jobs}", f"KCFLAGS={maps}", f"KAFLAGS={maps}", "bzImage"]
     log = objects / "build.log"
     progress(f"kernel: make -j{jobs} bzImage (log: {log})")
     units, last, started = 0, 0.0, time.monotonic()
     with open(log, "w") as logf:
         proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+                                text=True, env=reproducible.build_env())
         assert proc.stdout is not None
         for line in proc.stdout:
             logf.write(line)

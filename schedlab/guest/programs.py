@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
 from schedlab.errors import UserError
+from schedlab.guest import reproducible
 from schedlab.guest.workloads import COMMON, GUEST_BIN, GUEST_REGISTRY, Workload, load_registry
-from schedlab.paths import WORKLOADS, cache_dir
+from schedlab.paths import REPO, WORKLOADS, cache_dir
 from schedlab.store import hash_bytes, hash_file, hash_files, hash_json, publish_dir
 
 # Guest programs are static glibc binaries. musl would make them a tenth of the size (the
@@ -24,8 +26,12 @@ from schedlab.store import hash_bytes, hash_file, hash_files, hash_json, publish
 # (printf("%f") of a musl binary overruns its buffer on gem5; glibc uses integer code).
 GUEST_CC = "gcc"
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-static"]
+# Bump when the build below changes the bytes it makes. 2: reproducible (path maps, the
+# exact toolchain in the key; schedlab.guest.reproducible).
+RECIPE_VERSION = "2"
 
 
+@cache
 def _gcc_identity() -> str:
     try:
         return subprocess.run([GUEST_CC, "--version"], capture_output=True, text=True,
@@ -37,12 +43,14 @@ def _gcc_identity() -> str:
 
 def guest_compile_command(sources: list[Path], out: Path, ldflags: list[str] = (),
                           cflags: list[str] = CFLAGS) -> list[str]:
-    """The compiler command for a static guest program (workloads, guest tools)."""
-    return [GUEST_CC, *cflags, f"-I{COMMON}", *map(str, sources), "-o", str(out), *ldflags]
+    """The compiler command for a static guest program (workloads, guest tools). The clone's
+    location is mapped away: an assert()'s __FILE__ would otherwise carry it into the binary."""
+    return [GUEST_CC, *cflags, *reproducible.prefix_maps(REPO), f"-I{COMMON}",
+            *map(str, sources), "-o", str(out), *ldflags]
 
 
 def _run_compiler(cmd: list[str], what: str) -> None:
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=reproducible.build_env())
     if r.returncode != 0:
         lines = [ln for ln in r.stderr.splitlines() if "error" in ln] or r.stderr.splitlines()
         first = lines[0] if lines else f"{GUEST_CC} exited {r.returncode}"
@@ -96,8 +104,8 @@ def _build_multicall(registry: dict[str, "Workload"], bindir: Path, work: Path,
         for src in w.source_paths():
             obj = work / f"{name}--{src.stem}.o"
             _run_compiler([GUEST_CC, *[f for f in CFLAGS if f != "-static"], "-c",
-                           f"-Dmain={_main_symbol(name)}", f"-I{COMMON}", str(src),
-                           "-o", str(obj)], f"workload {name}")
+                           *reproducible.prefix_maps(REPO), f"-Dmain={_main_symbol(name)}",
+                           f"-I{COMMON}", str(src), "-o", str(obj)], f"workload {name}")
             objects.append(obj)
         ldflags += [f for f in w.ldflags if f not in ldflags]
     dispatch = work / "dispatch.c"
@@ -106,32 +114,39 @@ def _build_multicall(registry: dict[str, "Workload"], bindir: Path, work: Path,
         "entries": "\n".join(f'\t{{ "{n}", {_main_symbol(n)} }},' for n in registry),
         "multicall": MULTICALL})
     progress(f"workloads: linking {MULTICALL}")
-    _run_compiler([GUEST_CC, *CFLAGS, str(dispatch), *map(str, objects),
-                   "-o", str(bindir / MULTICALL), *ldflags], MULTICALL)
+    _run_compiler([GUEST_CC, *CFLAGS, *reproducible.prefix_maps(work), str(dispatch),
+                   *map(str, objects), "-o", str(bindir / MULTICALL), *ldflags], MULTICALL)
     for name in registry:
         (bindir / name).symlink_to(MULTICALL)
 
 
 def _static_libs_identity() -> str:
     """The C library linked into every binary: a libc upgrade must rebuild them."""
-    parts = []
-    for lib in ("libc.a", "libm.a"):
-        r = subprocess.run([GUEST_CC, f"-print-file-name={lib}"], capture_output=True,
-                           text=True)
-        path = Path(r.stdout.strip())
-        if not path.is_absolute() or not path.is_file():
-            raise UserError(f"static {lib} not found; install libc6-dev (needed for -static)")
-        parts.append(hash_file(path))
-    return hash_bytes(*parts)
+    return hash_bytes(*(hash_file(_static_lib(lib)) for lib in ("libc.a", "libm.a")))
+
+
+@cache
+def _static_lib(lib: str) -> Path:
+    r = subprocess.run([GUEST_CC, f"-print-file-name={lib}"], capture_output=True, text=True)
+    path = Path(r.stdout.strip())
+    if not path.is_absolute() or not path.is_file():
+        raise UserError(f"static {lib} not found; install libc6-dev (needed for -static)")
+    return path
 
 
 def _inputs_hash(registry: dict[str, Workload]) -> str:
     files = [p for p in WORKLOADS.rglob("*")
              if p.is_file() and p.suffix in (".c", ".h", ".toml", ".S", ".inc")
              and "__pycache__" not in p.parts]
-    return hash_bytes(hash_files(files, WORKLOADS), hash_json(CFLAGS), _gcc_identity(),
+    return hash_bytes(RECIPE_VERSION, hash_files(files, WORKLOADS), hash_json(CFLAGS),
+                      _gcc_identity(), reproducible.toolchain_identity(),
                       _static_libs_identity(), hash_json(sorted(registry)), _DISPATCH_C,
                       GUEST_BIN)
+
+
+def planned_overlay(registry: dict[str, Workload] | None = None) -> Path:
+    """The overlay directory :func:`build_all` would return, named without building it."""
+    return cache_dir() / "workloads" / _inputs_hash(registry or load_registry())
 
 
 def build_all(progress: Callable[[str], None] = print) -> Path:
@@ -143,7 +158,7 @@ def build_all(progress: Callable[[str], None] = print) -> Path:
     (schedlab.guest.payload).
     """
     registry = load_registry()
-    final = cache_dir() / "workloads" / _inputs_hash(registry)
+    final = planned_overlay(registry)
     if (final / GUEST_REGISTRY).is_file():
         progress(f"workloads: {len(registry)} programs, cached in {final}")
         return final

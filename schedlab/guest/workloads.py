@@ -14,7 +14,7 @@ from pathlib import Path
 
 from schedlab.errors import UserError
 from schedlab.paths import WORKLOADS
-from schedlab.store import hash_files
+from schedlab.store import file_signature, hash_files
 
 # Shared C code of the workloads (timing, output, m5 ops): part of every content hash.
 COMMON = WORKLOADS / "common"
@@ -171,8 +171,16 @@ def load_registry(root: Path = WORKLOADS) -> dict[str, Workload]:
     for d in sorted(p for p in root.iterdir() if (p / "workload.toml").is_file()):
         if not d.name.replace("_", "").replace("-", "").isalnum():
             raise _bad(d.name, "folder name must be letters, digits, '_' or '-'")
-        registry[d.name] = _load_one(d)
+        toml = d / "workload.toml"
+        key = (file_signature(toml), tuple(sorted(p.name for p in d.iterdir())))
+        if key not in _LOADED:
+            _LOADED[key] = _load_one(d)
+        registry[d.name] = _LOADED[key]
     return registry
+
+
+# Each workload.toml as read and validated, by its signature and its folder's listing.
+_LOADED: dict[tuple, Workload] = {}
 
 
 def get(name: str) -> Workload:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from schedlab import paths
 from schedlab.errors import UserError
-from schedlab.store import hash_bytes, hash_file, write_atomic
+from schedlab.store import file_signature, hash_bytes, hash_file, write_atomic
 
 SCRIPT = paths.CONFIGS / "schedlab_gem5.py"
 COMPONENTS = paths.CONFIGS / "components"
@@ -155,7 +155,18 @@ def config_hash(repo: Path = paths.REPO) -> str:
                         for part in (p.relative_to(repo).as_posix(), code_of(p))])
 
 
+_CODE: dict[tuple, str] = {}
+
+
 def code_of(path: Path) -> str:
+    """:func:`read_code` of ``path``, remembered for as long as the file is unchanged."""
+    key = file_signature(path)
+    if key not in _CODE:
+        _CODE[key] = read_code(path)
+    return _CODE[key]
+
+
+def read_code(path: Path) -> str:
     """A Python file's text without its comments, docstrings and blank lines, and without
     trailing spaces: what gem5 runs of it. Editing the prose of the model renames no run
     (nor invalidates a user's results store); any change to the code does. Text, not the

@@ -21,6 +21,7 @@ from schedlab import paths
 from schedlab.backends.gem5.binary import Gem5Binary, Gem5Error, config_hash, probe
 from schedlab.backends.gem5.plan import BoardPlan, boot_args as plan_boot_args
 from schedlab.backends.gem5.process import CONSOLE, command, execute
+from schedlab.guest import reproducible
 from schedlab.guest.numa import numa_boot_args
 from schedlab.machine import tick_hz_of
 from schedlab.store import hash_json, locked, publish_dir
@@ -54,6 +55,12 @@ class GuestKernel:
     kernel_hash: str
     image_hash: str
 
+    @property
+    def vmlinux_sha(self) -> str:
+        """The booted file's own hash: the bytes gem5 loads, which the build keys (hashes
+        of inputs) name only where the build is reproducible."""
+        return reproducible.artefact_hashes({"vmlinux": self.vmlinux})["vmlinux"]
+
 
 def guest_boot_args(machine: dict, plan: BoardPlan) -> list[str]:
     """Kernel arguments for gem5: plan's base arguments plus the NUMA layout, if any."""
@@ -71,7 +78,7 @@ def run_kernel_args(machine: dict, plan: BoardPlan, extra: list[str] | tuple[str
 
 
 def checkpoint_key(binary: Gem5Binary, plan: BoardPlan, kernel_hash: str, image_hash: str,
-                   kernel_args: list[str], cpu: str = "atomic") -> str:
+                   kernel_args: list[str], cpu: str = "atomic", vmlinux_sha: str = "") -> str:
     """What a boot checkpoint depends on: the gem5 binary, the board's boot identity (cores
     with their CPUID values, clock, memory map; ``BoardPlan.boot_identity``), the kernel,
     the image, the kernel command line and the boot cores.
@@ -84,10 +91,15 @@ def checkpoint_key(binary: Gem5Binary, plan: BoardPlan, kernel_hash: str, image_
     are written back when gem5 drains for it), and Atomic boot cores take no latency from
     the caches, so cache sizes and latencies are not in the key: a "what if the L2 were
     8 MiB" run restores the machine's own checkpoint. A change to the boot flow or to the
-    boot board's objects in configs/ must bump CHECKPOINT_RECIPE."""
+    boot board's objects in configs/ must bump CHECKPOINT_RECIPE.
+
+    ``vmlinux_sha``, the booted file's hash, makes the key name the kernel's bytes as well
+    as its inputs: a kernel whose bytes differ (a build that was not reproducible) boots a
+    checkpoint of its own instead of restoring one made with other bytes."""
     return hash_json({"recipe": CHECKPOINT_RECIPE, "gem5": binary.hash,
                       "board": plan.boot_identity(), "kernel": kernel_hash,
-                      "image": image_hash, "args": kernel_args, "boot_cpu": cpu})[:20]
+                      "vmlinux": vmlinux_sha, "image": image_hash, "args": kernel_args,
+                      "boot_cpu": cpu})[:20]
 
 
 def checkpoint_root() -> Path:
@@ -108,7 +120,7 @@ def ensure_checkpoint(machine: dict, plan: BoardPlan, kernel: GuestKernel,
         # Under KVM the m5 instruction form traps; the runner then uses the address form.
         kernel_args.append("schedlab.m5=addr")
     key = checkpoint_key(binary, plan, kernel.kernel_hash, kernel.image_hash,
-                         kernel_args, cpu)
+                         kernel_args, cpu, kernel.vmlinux_sha)
     final = checkpoint_root() / key
     meta_path = final / "checkpoint.json"
     # Runs of one machine started together (a campaign) boot it once: the others wait.
@@ -151,6 +163,7 @@ def _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, ke
         ck = next(e for e in result["events"] if e["event"] == "checkpoint")
         meta = {"key": key, "machine": machine["name"], "gem5": binary.version,
                 "gem5_hash": binary.hash, "kernel": kernel.kernel_hash,
+                "vmlinux_sha": kernel.vmlinux_sha,
                 "image": kernel.image_hash, "kernel_args": kernel_args, "boot_cpu": cpu,
                 "config_hash": config_hash(), "command": cmd,
                 "host_seconds": result["host_seconds"], "tick": ck["tick"],
