@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import m5  # noqa: E402
 from m5.objects import Root  # noqa: E402
+from _m5.core import seedRandom  # noqa: E402
 
 from gem5.simulate.exit_event import ExitEvent  # noqa: E402
 
@@ -91,6 +92,10 @@ def parse_args():
                         "U instructions (of all cores) W detailed warm-up and D measured "
                         "instructions on --cpu cores (schedlab.backends.gem5.sampling); "
                         "the windows' counters go to sampling.json")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of gem5's random number generator: the run's repetition seed "
+                        "(what random delays and replacement choices draw; without it gem5's "
+                        "fixed default)")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="host seconds between progress lines")
     p.add_argument("--max-seconds", type=float, default=0.0,
@@ -626,6 +631,8 @@ def main() -> int:
         return 2
     board.set_guest(args.kernel, args.command_line, args.readfile, restore)
 
+    if args.seed is not None:
+        seedRandom(args.seed)
     board._pre_instantiate()
     root = Root(full_system=True, board=board)
     if cpu == "kvm":

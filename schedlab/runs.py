@@ -111,6 +111,10 @@ class RunRequest:
     # requests that differ only in their label are two runs. gem5 is deterministic: a
     # repetition must also differ in something the guest sees (a seed, an offset).
     label: dict = field(default_factory=dict)
+    # The run's repetition seed: after the restore the guest's random generator is reseeded
+    # from it (address-space layouts, stack canaries: disk-images/guest-tools/reseed.c), and
+    # gem5's random number generator is seeded with it. One boot checkpoint serves every seed.
+    seed: int = 0
     # Host seconds (on gem5 of gem5's CPU time); None: the backend's default (below).
     timeout: float | None = None
     ready_timeout: float = 180.0
@@ -347,6 +351,7 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
         "workloads": workload_overlay.name,
         "sizes": sorted({j.size for j in request.jobs}),
         "trace_buffer_kb": _trace_buffer_kb(request),
+        "seed": request.seed,
         "label": request.label,
     }
     if request.attribute_tasks:  # only when on, so other runs keep their ids
@@ -373,7 +378,7 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
         nonce=digest[:16], jobs=jobs, sysctl=sysctl,
         files=tuple(sorted((k, str(v)) for k, v in policy.get("files", {}).items())),
         trace_events=tuple(policy.get("trace_events", [])), background=background,
-        trace_buffer_kb=spec["trace_buffer_kb"], env=env)
+        trace_buffer_kb=spec["trace_buffer_kb"], env=env, seed=request.seed)
     return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan,
                        payload)
 
@@ -523,7 +528,7 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
         # reads the whole run's dump at exit (on Hector half of a 13 MB stats.txt).
         workitem_stats=False, exit_stats=False, attribute_tasks=req.attribute_tasks,
         fast_forward=req.fast_forward, bypass_caches=req.warm_caches is not None,
-        sampling=sampling_plan(req).text() if req.sampling else None)
+        sampling=sampling_plan(req).text() if req.sampling else None, seed=req.seed)
     return Gem5Job(**{**fields, **changes})
 
 

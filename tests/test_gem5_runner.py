@@ -15,7 +15,8 @@ payload), so they check:
   switched out equals the kernel's own count of its context switches;
 - the user's programs restore the machine's own checkpoint: a C file, and a dynamically
   linked program (rt-tests' hackbench over AF_UNIX sockets) with its libraries.
-- the same request made twice, seconds apart, is the same run (every simulated statistic).
+- the same request made twice, seconds apart, is the same run (every simulated statistic),
+  and draws the same address-space layout; another seed draws another.
 
 Cost: one boot to the checkpoint per machine (minutes; cached), a minute or two per restore.
 ``SCHEDLAB_UPDATE_FIXTURES=1`` saves the guest's facts as tests/data/gem5/facts-<machine>.json
@@ -162,6 +163,13 @@ def test_the_same_request_made_twice_is_the_same_run(tmp_path, monkeypatch):
     stats_a, stats_b = _simulated_stats(a), _simulated_stats(b)
     assert stats_a and stats_a == stats_b
     assert res_a["jobs"][0]["gem5"] == res_b["jobs"][0]["gem5"]
+    # The same seed drew the same layout; another seed (another run) draws another one.
+    assert res_a["facts"]["random.seed"] == "0"
+    assert res_a["facts"]["random.mmap_probe"] == res_b["facts"]["random.mmap_probe"]
+    import dataclasses
+    other, res_other = _run(dataclasses.replace(request, seed=1))
+    assert res_other["ok"] and other.name != a.name
+    assert res_other["facts"]["random.mmap_probe"] != res_a["facts"]["random.mmap_probe"]
 
 
 def test_a_benchmark_sharing_its_cpu_is_charged_what_it_runs_alone(results_dir):

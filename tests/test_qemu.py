@@ -74,10 +74,20 @@ def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
         assert (run_dir / name).is_file()
     spec = json.loads((run_dir / "spec.json").read_text())
     assert spec["kernel"] == res["hashes"]["kernel"] and spec["machine"]["cores"] == 4
-    # The same spec is the same run: executing it again reuses the results.
-    again = prepare(request, progress=print)
-    assert again.run_id == run_dir.name
-    assert execute(again, progress=print) == run_dir
+    # The guest's generator was reseeded from the run's seed before anything ran, and a
+    # freshly executed program's layout reported.
+    assert facts["random.seed"] == "0" and int(facts["random.mmap_probe"], 16) > 0
+    # The built files the run booted and ran, by their own hashes.
+    prepared = prepare(request, progress=print)
+    from schedlab.runs import workload_artefacts
+    assert res["artefacts"] == {**prepared.kernel.artefacts(), **prepared.image.artefacts(),
+                                **workload_artefacts()}
+    # The same spec is the same run: executing it again reuses the results; another seed
+    # is another run.
+    assert prepared.run_id == run_dir.name
+    assert execute(prepared, progress=print) == run_dir
+    import dataclasses
+    assert prepare(dataclasses.replace(request, seed=1), progress=print).run_id != run_dir.name
 
 
 def test_guest_without_ready_marker_times_out_cleanly(results_dir):

@@ -12,9 +12,11 @@ at a scale:
 
 Each request carries its coordinates as its label (condition, benchmark, repetition, ...),
 and the label is part of the run's id. gem5 is deterministic, so a repetition must differ
-in something the guest sees: each definition says what (:attr:`Experiment.repetition`),
-and :func:`check_definition` refuses a matrix in which two requests differ only in their
-label.
+in something the guest sees: every repetition ``rep`` is the guest seed ``rep`` (the
+guest's random generator is reseeded from it after the restore: address-space layouts,
+stack canaries; and gem5's random number generator), and each definition says what else
+differs (:attr:`Experiment.repetition`); :func:`check_definition` refuses a matrix in which
+two requests differ only in their label.
 
 Definitions are small declarative Python, one module per study (``kazempour``,
 ``demarchi``, ``lee``, ``brecht``), collected in :data:`EXPERIMENTS`.
@@ -68,7 +70,10 @@ class Experiment:
             raise UserError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
         if backend not in self.backends:
             raise UserError(f"{self.name} runs on {' or '.join(self.backends)}, not {backend}")
-        requests = self.matrix(scale, backend)
+        # Every repetition is also a guest seed (RunRequest.seed: the guest's random generator
+        # and gem5's), besides what the definition varies itself.
+        requests = [dataclasses.replace(r, seed=int(r.label.get("rep", 0)))
+                    for r in self.matrix(scale, backend)]
         check_definition(self.name, requests)
         return requests
 

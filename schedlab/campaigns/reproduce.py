@@ -610,10 +610,12 @@ def verify_figure(name: str, count: int, scale: str, backend: str, say: Say):
         raise UserError(f"--verify re-makes runs: {name} on gem5 needs "
                         f"GEM5=/path/to/gem5.fast (see README)")
     where = table_paths(experiment, scale, backend, committed=True)
-    if not where[""].is_file():          # a campaign still running: its carried runs
-        where = {p: path for p, path in carried_paths(experiment, scale, backend).items()
-                 if p in where}
-    return verify(experiment, count, scale, backend, where, collect, run_requests, say)
+    # The committed tables, else (a stale or missing table, a campaign still running) the
+    # runs carried so far.
+    kept = {p: path for p, path in carried_paths(experiment, scale, backend).items()
+            if p in where}
+    return verify(experiment, count, scale, backend, [where, kept], collect, run_requests,
+                  say)
 
 
 def describe_only(name: str, only: list[dict[str, str]], scale: str, backend: str

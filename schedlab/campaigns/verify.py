@@ -126,23 +126,28 @@ def results_store(path: Path) -> Iterator[Path]:
 
 
 def verify(experiment: Experiment, count: int, scale: str, backend: str,
-           where: dict[str, Path], collect, run_requests, say: Say) -> Verified:
-    """Re-make ``count`` of the committed runs (the first in the table's order whose ids
-    today's tree computes) and compare them with the committed rows. ``collect``: the
-    figure's collector; ``run_requests``: the campaign runner (reproduce.run_requests)."""
+           candidates: list[dict[str, Path]], collect, run_requests, say: Say) -> Verified:
+    """Re-make ``count`` committed runs (the first in their table's order whose ids today's
+    tree computes, from the first of the ``candidates`` tables that has such runs: the
+    committed ones, then the carried ones) and compare them with their rows. ``collect``:
+    the figure's collector; ``run_requests``: the campaign runner (reproduce.run_requests)."""
     if count < 1:
         raise UserError("--verify N needs N of at least 1 (the runs to re-make)")
-    committed = {part: load_committed(p) for part, p in where.items()}
-    main = committed[""]
-    if main is None or not len(main):
-        raise UserError(f"{experiment.name} has no committed {scale} table on {backend} "
-                        f"({where['']}): nothing to verify")
     requests = experiment.requests(scale, backend)
     by_id = {prepare(r, progress=lambda s: None, build=False).run_id: r for r in requests}
-    ids = [i for i in dict.fromkeys(main["run_id"]) if i in by_id]
-    if not ids:
-        raise UserError(f"{where[''].name} is stale: today's tree computes none of its run "
-                        f"ids, so its runs cannot be re-made here; re-make the figure "
+    found = [w for w in candidates if w[""].is_file()]
+    if not found:
+        raise UserError(f"{experiment.name} has no committed {scale} table on {backend} "
+                        f"({candidates[0]['']}): nothing to verify")
+    for where in found:
+        committed = {part: load_committed(p) for part, p in where.items()}
+        main = committed[""]
+        ids = [i for i in dict.fromkeys(main["run_id"]) if i in by_id] if len(main) else []
+        if ids:
+            break
+    else:
+        raise UserError(f"{found[0][''].name} is stale: today's tree computes none of its "
+                        f"run ids, so its runs cannot be re-made here; re-make the figure "
                         f"('reproduce {experiment.name}') or check out the commit that "
                         f"made it")
     chosen = ids[:count]

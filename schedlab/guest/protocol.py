@@ -2,7 +2,7 @@
 
 Host -> guest: a run specification (in the run's payload, schedlab.guest.payload), rendered
 as a shell script that sets NONCE and defines ``run_spec`` as a list of runner calls
-(sysctl_set, sysctl_report, file_set, trace_events, background, job), every value quoted
+(seed_guest, sysctl_set, sysctl_report, file_set, trace_events, background, job), every value quoted
 with shlex so no workload argument can break it.
 
 Guest -> host: console lines. ``@@schedlab-ready`` marks a booted guest (before any spec is
@@ -55,12 +55,17 @@ class GuestSpec:
     background: tuple[GuestJob, ...] = ()
     trace_buffer_kb: int = 8192    # per CPU
     env: tuple[tuple[str, str], ...] = ()   # exported to every job (LD_LIBRARY_PATH)
+    # The run's repetition seed: the guest's random generator is reseeded from it before
+    # anything else the specification does (None: the checkpoint's generator as it is).
+    seed: int | None = None
 
     def render(self) -> str:
         q = shlex.quote
         lines = [f"NONCE={q(self.nonce)}", f"TRACE_BUFFER_KB={int(self.trace_buffer_kb)}"]
         lines += [f"export {k}={q(v)}" for k, v in self.env]
         lines.append("run_spec() {")
+        if self.seed is not None:
+            lines.append(f"\tseed_guest {int(self.seed)}")
         lines += [f"\tsysctl_set {q(k)} {q(v)}" for k, v in self.sysctl]
         if self.sysctl:
             lines.append("\tsysctl_report")

@@ -33,7 +33,7 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
             workitem_stats: bool = True, exit_stats: bool = True,
             attribute_tasks: bool = False,
             fast_forward: bool = False, bypass_caches: bool = False,
-            sampling: str | None = None) -> list[str]:
+            sampling: str | None = None, seed: int | None = None) -> list[str]:
     """The gem5 command line (stdout/stderr are redirected by the caller)."""
     cmd = [str(binary), "--outdir", str(outdir), str(SCRIPT), "--mode", mode,
            "--machine-json", str(machine_json), "--kernel", str(kernel),
@@ -60,6 +60,8 @@ def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel
         cmd += ["--bypass-caches"]
     if sampling:
         cmd += ["--sampling", sampling]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
     return cmd
 
 

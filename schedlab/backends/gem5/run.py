@@ -75,6 +75,7 @@ class Gem5Job:
     bypass_caches: bool = False
     boot_cpu: str = "atomic"
     sampling: str | None = None
+    seed: int | None = None         # gem5's random number generator (RunRequest.seed)
 
     def __post_init__(self) -> None:
         if self.cpu not in CPU_TYPES:
@@ -128,7 +129,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
                   exit_stats=job.exit_stats,
                   attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward,
                   bypass_caches=job.bypass_caches, sampling=job.sampling,
-                  max_region_seconds=job.region_limit or 0.0)
+                  max_region_seconds=job.region_limit or 0.0, seed=job.seed)
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
             "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
             "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
