@@ -282,7 +282,8 @@ _CATALOGUES: dict[tuple, dict] = {}
 
 
 def load_catalogue(path: Path = CATALOGUE) -> dict:
-    """The ``[machines.*]`` tables of the catalogue, or of a user machine file."""
+    """The ``[machines.*]`` tables of the catalogue, or of a user machine file: shared
+    between calls, so read-only (an entry is copied before it is changed: _entry)."""
     what = "machine catalogue" if path == CATALOGUE else "machine file"
     try:
         st = Path(path).stat()     # (the package's store module is not gem5's to import)
@@ -290,7 +291,7 @@ def load_catalogue(path: Path = CATALOGUE) -> dict:
         if key not in _CATALOGUES:
             with open(path, "rb") as f:
                 _CATALOGUES[key] = tomllib.load(f)
-        data = copy.deepcopy(_CATALOGUES[key])
+        data = _CATALOGUES[key]
     except FileNotFoundError:
         fix = "restore it from git" if path == CATALOGUE else "check the path given"
         raise UserError(f"{what} {path} is missing; {fix}") from None

@@ -275,13 +275,13 @@ def _configure(work: Path, objects: Path, initramfs: Path | None, progress: Prog
         (objects / "schedlab-initramfs.config").unlink(missing_ok=True)
         frags = frags + [_empty_initramfs_fragment(objects)]
     progress("kernel: configuring tinyconfig + " + " + ".join(f.name for f in fragments()))
-    _run(["make", f"O={objects}", "tinyconfig"], work, "make tinyconfig",
-         env=reproducible.build_env())
+    _run(["make", f"O={objects}", *reproducible.ABSENT_TOOLS, "tinyconfig"], work,
+         "make tinyconfig", env=reproducible.build_env())
     _run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(objects),
           str(objects / ".config"), *map(str, frags)], work, "merging config fragments",
          env=reproducible.build_env())
-    _run(["make", f"O={objects}", "olddefconfig"], work, "make olddefconfig",
-         env=reproducible.build_env())
+    _run(["make", f"O={objects}", *reproducible.ABSENT_TOOLS, "olddefconfig"], work,
+         "make olddefconfig", env=reproducible.build_env())
     config = objects / ".config"
     got = _read_config(config)
     dropped = [f"{option}={value} (got {got.get(option, 'n')})"
@@ -306,7 +306,8 @@ def _make(work: Path, objects: Path, jobs: int, progress: Progress) -> None:
     # Both trees mapped away in C and assembler (the kernel maps only the source tree, and
     # only for __FILE__): a build in another cache gives the same bytes.
     maps = " ".join(reproducible.prefix_maps(work.resolve(), objects.resolve()))
-    cmd = ["make", f"O={objects}", f"-j{jobs}", f"KCFLAGS={maps}", f"KAFLAGS={maps}", "bzImage"]
+    cmd = ["make", f"O={objects}", f"-j{jobs}", f"KCFLAGS={maps}", f"KAFLAGS={maps}",
+           *reproducible.ABSENT_TOOLS, "bzImage"]
     log = objects / "build.log"
     progress(f"kernel: make -j{jobs} bzImage (log: {log})")
     units, last, started = 0, 0.0, time.monotonic()

@@ -18,7 +18,8 @@ from schedlab.errors import UserError
 from schedlab.guest import reproducible
 from schedlab.guest.workloads import COMMON, GUEST_BIN, GUEST_REGISTRY, Workload, load_registry
 from schedlab.paths import REPO, WORKLOADS, cache_dir
-from schedlab.store import hash_bytes, hash_file, hash_files, hash_json, publish_dir
+from schedlab.store import (file_signature, hash_bytes, hash_file, hash_files, hash_json,
+                            publish_dir)
 
 # Guest programs are static glibc binaries. musl would make them a tenth of the size (the
 # gem5 guest unpacks its initramfs at every boot), but musl formats and parses floating
@@ -134,11 +135,18 @@ def _static_lib(lib: str) -> Path:
     return path
 
 
+_SOURCES_HASH: dict[tuple, str] = {}
+
+
 def _inputs_hash(registry: dict[str, Workload]) -> str:
-    files = [p for p in WORKLOADS.rglob("*")
-             if p.is_file() and p.suffix in (".c", ".h", ".toml", ".S", ".inc")
-             and "__pycache__" not in p.parts]
-    return hash_bytes(RECIPE_VERSION, hash_files(files, WORKLOADS), hash_json(CFLAGS),
+    files = sorted(p for p in WORKLOADS.rglob("*")
+                   if p.is_file() and p.suffix in (".c", ".h", ".toml", ".S", ".inc")
+                   and "__pycache__" not in p.parts)
+    # Read again only when a file changed: every run id of a listing needs this hash.
+    signature = tuple(file_signature(p) for p in files)
+    if signature not in _SOURCES_HASH:
+        _SOURCES_HASH[signature] = hash_files(files, WORKLOADS)
+    return hash_bytes(RECIPE_VERSION, _SOURCES_HASH[signature], hash_json(CFLAGS),
                       _gcc_identity(), reproducible.toolchain_identity(),
                       _static_libs_identity(), hash_json(sorted(registry)), _DISPATCH_C,
                       GUEST_BIN)

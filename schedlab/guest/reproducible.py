@@ -42,6 +42,14 @@ KBUILD_STAMPS = {
 }
 
 
+# Tools Kconfig probes for that the guest kernel does not use, named absent on every make
+# command line: a host that has them (pahole from dwarves, a Rust toolchain) would otherwise
+# write their versions into the configuration, and so into the kernel's embedded config
+# (CONFIG_PAHOLE_VERSION); rustc's probe also hangs under faketime.
+ABSENT_TOOLS = ("PAHOLE=schedlab-absent-pahole", "RUSTC=schedlab-absent-rustc",
+                "BINDGEN=schedlab-absent-bindgen")
+
+
 def build_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of every guest build step: the caller's (or os.environ) with the
     fixed stamps, the C locale and UTC."""

@@ -171,11 +171,7 @@ def load_registry(root: Path = WORKLOADS) -> dict[str, Workload]:
     for d in sorted(p for p in root.iterdir() if (p / "workload.toml").is_file()):
         if not d.name.replace("_", "").replace("-", "").isalnum():
             raise _bad(d.name, "folder name must be letters, digits, '_' or '-'")
-        toml = d / "workload.toml"
-        key = (file_signature(toml), tuple(sorted(p.name for p in d.iterdir())))
-        if key not in _LOADED:
-            _LOADED[key] = _load_one(d)
-        registry[d.name] = _LOADED[key]
+        registry[d.name] = _load_remembered(d)
     return registry
 
 
@@ -183,11 +179,21 @@ def load_registry(root: Path = WORKLOADS) -> dict[str, Workload]:
 _LOADED: dict[tuple, Workload] = {}
 
 
+def _load_remembered(d: Path) -> Workload:
+    """:func:`_load_one`, read again only when the toml or the folder's listing changed
+    (cost estimates and run ids ask for workloads thousands of times per listing)."""
+    key = (file_signature(d / "workload.toml"), tuple(sorted(p.name for p in d.iterdir())))
+    if key not in _LOADED:
+        _LOADED[key] = _load_one(d)
+    return _LOADED[key]
+
+
 def get(name: str) -> Workload:
-    registry = load_registry()
-    if name not in registry:
+    """One workload of the registry (only its own folder is read)."""
+    d = WORKLOADS / name
+    if not name or "/" in name or name.startswith(".") or not (d / "workload.toml").is_file():
         raise UserError(f"unknown workload '{name}'; run 'python3 run.py workloads' to list them")
-    return registry[name]
+    return _load_remembered(d)
 
 
 def _metric_key(line: str) -> str | None:
