@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -269,7 +270,12 @@ def _workload_requests(names: tuple[str, ...], extra_args: str, **options
     """The workloads of --workload, each with the job options given (--args is one
     string, split as a shell would)."""
     import shlex
-    return tuple(WorkloadRequest(w, args=tuple(shlex.split(extra_args)), **options)
+    try:
+        args = tuple(shlex.split(extra_args))
+    except ValueError as e:      # an unclosed quote
+        raise UserError(f"--args {extra_args!r}: {e} (quote as a shell would, e.g. "
+                        f"--args '--seed 3')") from None
+    return tuple(WorkloadRequest(w, args=args, **options)
                  for w in names)
 
 
@@ -747,6 +753,18 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except (UserError, PlanError) as e:
         _say(f"error: {e}")
+        sys.exit(1)
+    except OSError as e:
+        # A full disk or a read-only results directory met mid-command: one line; the
+        # results written so far were published atomically, and staging is cleaned.
+        if e.errno == errno.ENOSPC:
+            _say(f"error: no space left on the device of {e.filename or 'a file being written'}"
+                 f"; free some (or point SCHEDLAB_RESULTS / SCHEDLAB_CACHE elsewhere) and rerun")
+        elif e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            _say(f"error: cannot write {e.filename}: {e.strerror}; point SCHEDLAB_RESULTS "
+                 f"(results) or SCHEDLAB_CACHE (builds) at a writable directory")
+        else:
+            raise
         sys.exit(1)
     except KeyboardInterrupt:
         _say("interrupted")

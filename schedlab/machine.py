@@ -650,6 +650,12 @@ def _build(name: str, raw: dict, overrides: tuple[str, ...], where: str) -> Mach
     )
     if len(nodes) > 1 and memory.remote is None:
         raise UserError(f"{where}: a machine with {len(nodes)} nodes needs memory.latency.remote")
+    total = size_per_node * len(nodes)
+    for c in caches:
+        if c.size > total:
+            raise UserError(f"{where}: cache {c.name} ({format_size(c.size)}) is larger than "
+                            f"the machine's memory ({format_size(total)}); give it a smaller "
+                            f"size or more memory.size_per_node")
 
     reserved = tuple(raw.get("reserved_cores", ()))
     if any(c not in range(cores) for c in reserved):

@@ -71,6 +71,16 @@ def _one_line_error(proc, fragment: str) -> None:
       "--policy", "quantum-2ms"], "not a whole number of hector's ticks (its guest kernel "
                                   "runs at 100 Hz: 10 ms a tick)"),
     (["reproduce", "demo-affinity", "--carry"], "use it with --partial"),
+    (["machines", "--machines", "/bin/true"], "is not valid TOML"),
+    (["machines", "clovertown-e5320", "--set", "l2.size=16GiB", "--set", "l2.assoc=16"],
+     "cache l2 (16GiB) is larger than the machine's memory (8GiB)"),
+    (["run", "--machine", "niagara", "--workload", "memlat", "--args", '"-x'],
+     "No closing quotation"),
+    (["reproduce", "demo-affinity", "--only", "rep"], "write label coordinates as KEY=VALUE"),
+    (["reproduce", "demo-affinity", "--only", "benchmark=gzip", "--dry-run"],
+     "no label coordinate benchmark"),
+    (["reproduce", "demo-affinity", "--backend", "qemu", "--jobs", "0"],
+     "--jobs must be at least 1, not 0"),
     # The board plan's checks reach the user before gem5 is looked for.
     (["boot", "--machine", "westmere-x5660", "--set", "memory.size_per_node=100MiB"],
      "not a whole number of 32 MiB steps"),
@@ -234,3 +244,42 @@ def test_dry_run_of_several_figures_prices_them_together_as_each_alone():
                          proc.stdout, re.M)
     assert len(each) == 2 and together, proc.stdout
     assert abs(float(together.group(1)) - sum(each)) <= 0.11
+
+
+def _tmpfs(path: Path, options: str) -> bool:
+    """Mount a small tmpfs at ``path`` (root only; False where mounting is not allowed)."""
+    path.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ("ro,size=1m", "Read-only file system; point SCHEDLAB_RESULTS"),
+    ("size=64k", "no space left on the device"),
+])
+def test_an_unwritable_or_full_results_directory_is_one_line(tmp_path, options, fragment):
+    where = tmp_path / "mnt"
+    if not _tmpfs(where, options):
+        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
+    try:
+        if "ro" not in options.split(","):          # fill it first
+            subprocess.run(["dd", "if=/dev/zero", f"of={where / 'fill'}", "bs=4k",
+                            "count=100"], capture_output=True)
+        proc = run_cli("reproduce", "demo-affinity", "--from-committed",
+                       env={"SCHEDLAB_RESULTS": str(where / "results")})
+        _one_line_error(proc, fragment)
+    finally:
+        subprocess.run(["umount", str(where)], capture_output=True)
+
+
+def test_an_unreadable_results_store_is_rebuilt_from_the_run_directories(tmp_path,
+                                                                          monkeypatch):
+    import pandas as pd
+
+    from schedlab.analysis.store import store_path, update_store
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    store_path().write_bytes(b"PAR1 truncated by a crash")
+    said = []
+    frame = update_store(say=said.append)
+    assert len(frame) == 0 and "cannot be read" in said[0] and "rebuilding" in said[0]
+    assert len(pd.read_parquet(store_path())) == 0      # rewritten, readable again

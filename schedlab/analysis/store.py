@@ -26,15 +26,24 @@ def store_path() -> Path:
     return paths.results_dir() / STORE_NAME
 
 
-def update_store() -> pd.DataFrame:
-    """Add every finished run not yet in the store; return the whole store."""
+def update_store(say=print) -> pd.DataFrame:
+    """Add every finished run not yet in the store; return the whole store. The store is an
+    index of the run directories: one that cannot be read (a truncated or foreign file) is
+    rebuilt from them, and ``say`` says so."""
     path = store_path()
-    known = pd.read_parquet(path) if path.is_file() else pd.DataFrame()
+    known, rebuild = pd.DataFrame(), False
+    if path.is_file():
+        try:
+            known = pd.read_parquet(path)
+        except (OSError, ValueError) as e:     # pyarrow's ArrowInvalid is a ValueError
+            say(f"results store {path} cannot be read ({str(e).splitlines()[0]}); rebuilding "
+                f"it from the run directories beside it")
+            rebuild = True
     have = set(known["run_id"]) if "run_id" in known else set()
     new = [r for d in sorted(paths.results_dir().iterdir())
            if d.is_dir() and not d.name.startswith(".") and d.name not in have
            and (d / "results.json").is_file() for r in rows(d)]
-    if not new:
+    if not new and not rebuild:
         return known
     frame = pd.concat([known, pd.DataFrame(new)], ignore_index=True)
     buffer = io.BytesIO()

@@ -159,7 +159,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
     by ``host_seconds`` first (the estimate the start line gives too)."""
     if not requests:
         raise UserError(f"{name}: no runs to do")
-    jobs = jobs or default_jobs(requests)
+    jobs = default_jobs(requests) if jobs is None else jobs
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, not {jobs}")
     results = paths.results_dir()
