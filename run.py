@@ -9,6 +9,7 @@ and then hands over to the schedlab package inside a virtual environment:
      hash of that file, so every clone on the machine shares it and a change rebuilds it.
 """
 
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -29,11 +30,15 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
-def missing_debian_packages() -> list[str]:
+def missing_debian_packages(for_tests: bool = False) -> list[str]:
+    """The Debian packages of versions.toml not installed (at the pinned version, for the
+    kernel source); the test-only ones only ``for_tests``."""
     with open(REPO / "versions.toml", "rb") as f:
         versions = tomllib.load(f)
     kernel = versions["kernel"]
-    wanted = {p: None for p in versions["debian"]["packages"]}
+    names = versions["debian"]["packages"] + (versions["debian"]["test_packages"]
+                                              if for_tests else [])
+    wanted = {p: None for p in names}
     wanted[kernel["package"]] = kernel["version"]
     missing = []
     for package, version in wanted.items():
@@ -45,19 +50,28 @@ def missing_debian_packages() -> list[str]:
     return missing
 
 
-def ensure_debian_packages() -> None:
-    missing = missing_debian_packages()
+# apt-get waits this long for a dpkg lock another apt-get or an automatic update holds.
+APT_LOCK_WAIT_S = 600
+
+
+def ensure_debian_packages(for_tests: bool = False) -> None:
+    missing = missing_debian_packages(for_tests)
     if not missing:
         return
-    command = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
+    wait = ["-o", f"DPkg::Lock::Timeout={APT_LOCK_WAIT_S}"]
+    command = ["apt-get", "install", "-y", "--no-install-recommends", *wait, *missing]
     if os.geteuid() != 0:
         fail("missing Debian packages; install them with: sudo " + " ".join(command))
-    print(f"run.py: installing Debian packages: {' '.join(missing)}", file=sys.stderr)
+    print(f"run.py: installing Debian packages: {' '.join(missing)} (waiting up to "
+          f"{APT_LOCK_WAIT_S // 60} minutes for the dpkg lock if another apt-get holds it)",
+          file=sys.stderr)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], env=env, check=False)
+    subprocess.run(["apt-get", "update", "-qq", *wait], env=env, check=False)
     if subprocess.run(command, env=env).returncode != 0:
-        fail("apt-get could not install " + " ".join(missing)
-             + "; if a pinned version is no longer offered, update versions.toml")
+        pinned = [p for p in missing if "=" in p]
+        fail("apt-get could not install " + " ".join(missing) + " (its message is above)"
+             + (f"; if the pinned {', '.join(pinned)} is no longer offered, update the pin "
+                f"in versions.toml" if pinned else ""))
 
 
 def ensure_venv() -> Path:
@@ -67,15 +81,27 @@ def ensure_venv() -> Path:
     python = venv / "bin" / "python"
     if (venv / ".complete").is_file():
         return python
-    print(f"run.py: creating the Python environment in {venv} (once)", file=sys.stderr)
-    # A venv hard-codes its own path, so it is built in place; the marker written last tells
-    # a finished one from one an interruption left half-built.
-    subprocess.run(["rm", "-rf", str(venv)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    if subprocess.run([*pip, "-r", str(REPO / "requirements.txt")]).returncode != 0:
-        fail("pip could not install requirements.txt; check the network to PyPI and retry")
-    (venv / ".complete").write_text("")
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # Two first commands at once (a second terminal, CI beside a session) build it once:
+    # the second waits, then finds it complete.
+    with open(venv.parent / f"{key}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            print(f"run.py: waiting for another run.py that is creating {venv}",
+                  file=sys.stderr)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if (venv / ".complete").is_file():
+            return python
+        print(f"run.py: creating the Python environment in {venv} (once)", file=sys.stderr)
+        # A venv hard-codes its own path, so it is built in place; the marker written last
+        # tells a finished one from one an interruption left half-built.
+        subprocess.run(["rm", "-rf", str(venv)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        if subprocess.run([*pip, "-r", str(REPO / "requirements.txt")]).returncode != 0:
+            fail("pip could not install requirements.txt; check the network to PyPI and retry")
+        (venv / ".complete").write_text("")
     return python
 
 
@@ -85,7 +111,7 @@ def main() -> None:
     args = sys.argv[1:]
     if os.environ.get("SCHEDLAB_IN_VENV") != "1":
         if not args or args[0] not in NO_PACKAGES_NEEDED:
-            ensure_debian_packages()
+            ensure_debian_packages(for_tests=bool(args) and args[0] == "test")
         python = ensure_venv()
         env = {**os.environ, "SCHEDLAB_IN_VENV": "1"}
         os.execve(str(python), [str(python), str(Path(__file__).resolve()), *args], env)
