@@ -528,7 +528,8 @@ def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
         # reads the whole run's dump at exit (on Hector half of a 13 MB stats.txt).
         workitem_stats=False, exit_stats=False, attribute_tasks=req.attribute_tasks,
         fast_forward=req.fast_forward, bypass_caches=req.warm_caches is not None,
-        sampling=sampling_plan(req).text() if req.sampling else None, seed=req.seed)
+        sampling=sampling_plan(req).text() if req.sampling else None, seed=req.seed,
+        config_hash=prepared.spec["gem5_config"])
     return Gem5Job(**{**fields, **changes})
 
 

@@ -546,6 +546,13 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
               progress=None)
     info = json.loads((tmp_path / "run3" / "gem5.json").read_text())
     assert info["checkpoint"]["kernel_args"] == whole
+    # gem5.json records the code hash the run id was made with (the job's), else hashes
+    # the tree: a boot of minutes left time for an edit that was recorded as the run's.
+    assert info["config_hash"] == binary.config_hash()
+    g5run.run(dataclasses.replace(job, config_hash="as prepared"), tmp_path / "run4",
+              progress=None)
+    info = json.loads((tmp_path / "run4" / "gem5.json").read_text())
+    assert info["config_hash"] == "as prepared"
 
 
 def _sparse(path: Path) -> bool:

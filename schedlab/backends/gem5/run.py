@@ -76,6 +76,10 @@ class Gem5Job:
     boot_cpu: str = "atomic"
     sampling: str | None = None
     seed: int | None = None         # gem5's random number generator (RunRequest.seed)
+    # The gem5-side code's hash as the run id has it (the spec's gem5_config), recorded in
+    # gem5.json: hashing the tree again when gem5 starts, after a boot of minutes, recorded
+    # an edit made meanwhile as the run's code. None: hashed now (benchmarks, tools).
+    config_hash: str | None = None
 
     def __post_init__(self) -> None:
         if self.cpu not in CPU_TYPES:
@@ -131,7 +135,8 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
                   bypass_caches=job.bypass_caches, sampling=job.sampling,
                   max_region_seconds=job.region_limit or 0.0, seed=job.seed)
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
-            "gem5_hash": binary.hash, "config_hash": config_hash(), "command": cmd,
+            "gem5_hash": binary.hash, "config_hash": job.config_hash or config_hash(),
+            "command": cmd,
             "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
     write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
     try:
