@@ -1,12 +1,14 @@
 """``run.py report``: one static HTML page with every figure regenerated so far.
 
 It reads the sidecars that ``run.py reproduce`` writes beside each figure
-(``results/figures/*.json``) and lists, per figure: its scale and backend, where its numbers
-came from (this host's runs or the committed tables), its run count, its provenance (gem5
-version and binary hash, kernel and image hashes), its caption and links to its data. A
-table of every experiment of the four studies, with its run count, cost and status, comes
-first, then the measured costs the studies report from ``bench/`` (study 3's
-micro-schedule). The page is plain HTML and CSS, no scripts.
+(``results/figures/*.json``). A contents list comes first (every study and figure, linked),
+then a table of every experiment of the four studies with its run count, cost, status and
+whether its committed tables are current, then the measured costs the studies report from
+``bench/`` (study 3's micro-schedule). Then one section per study: its written reading
+(``data/<study>/reading.md``, Markdown rendered by markdown-it-py) once, and per figure its
+scale and backend, where its numbers came from, its run count, its provenance, whether its
+tables are current, its caption, its results summary and links to its data. The page is
+plain HTML and CSS, no scripts.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import json
 import os
 import time
 from pathlib import Path
+
+from markdown_it import MarkdownIt
 
 from schedlab import paths
 from schedlab.store import write_atomic
@@ -39,15 +43,32 @@ def _rel(target: str | Path, base: Path) -> str:
     return os.path.relpath(Path(target).resolve(), base.resolve())
 
 
-def _summary(rows: list[dict] | None, reading: str | None) -> list[str]:
-    """The figure's results summary (changes with confidence intervals) and the study's
-    written reading of its results, when there are any."""
+# The studies' names on the page, in the papers' order (the listing's rows give the order).
+STUDY_TITLES = {"kazempour": "Study 1: cache affinity on multicores (Kazempour et al.)",
+                "demarchi": "Study 2: task-affinity real-time scheduling (De Marchi et al.)",
+                "lee": "Study 3: region scheduling (Lee & Schwan)",
+                "brecht": "Study 4: processor pools on NUMA (Brecht)",
+                "demo": "The demo's live experiment"}
+# CommonMark with tables; raw HTML in a reading is shown as text, not interpreted.
+MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def _reading(path: str | None) -> list[str]:
+    """A study's written reading, rendered (its own top heading left out: the section's
+    heading names the study)."""
+    if not path or not Path(path).is_file():
+        return []
+    lines = Path(path).read_text().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return ["<div class='reading'><h3>Reading</h3>", MARKDOWN.render("\n".join(lines)),
+            "</div>"]
+
+
+def _summary(rows: list[dict] | None) -> list[str]:
+    """The figure's results summary (changes with confidence intervals), if it has one."""
     e = html.escape
     out = []
-    if reading and Path(reading).is_file():
-        paragraphs = [p.strip() for p in Path(reading).read_text().split("\n\n")
-                      if p.strip() and not p.startswith("#")]
-        out += ["<h3>Reading</h3>"] + [f"<p>{e(p)}</p>" for p in paragraphs]
     if rows:
         cols = list(rows[0])
         out += ["<h3>Results summary</h3><table><tr>"
@@ -99,20 +120,67 @@ def _micro_schedule_costs(dest: Path) -> list[str]:
     return out
 
 
+def _anchor(meta: dict) -> str:
+    partial = "-partial" if meta.get("source") == "partial" else ""
+    return f"{meta['name']}-{meta['scale']}-{meta['backend']}{partial}"
+
+
+def _figure(meta: dict, figures: Path, dest: Path) -> list[str]:
+    """One figure's section: its heading, provenance, currency, image, caption, summary."""
+    e = html.escape
+    prov = meta.get("provenance", {})
+    source = {"runs": "this host's runs",
+              "partial": "the runs finished so far (PARTIAL: not every run)"}.get(
+                  meta.get("source"), "the committed tables (data/)")
+    data_links = " ".join(f"<a href='{e(_rel(d, dest.parent))}'>{e(Path(d).name)}</a>"
+                          for d in meta.get("data", []))
+    extra = " ".join(f"<a href='{e(_rel(figures / x, dest.parent))}'>{e(x)}</a>"
+                     for x in meta.get("extra", []))
+    partial = " (partial)" if meta.get("source") == "partial" else ""
+    return [f"<h3 id='{e(_anchor(meta))}'>{e(meta['name'])}: {e(meta['title'])}{partial}</h3>",
+            "<table><tr><th>scale</th><th>backend</th><th>from</th><th>runs</th>"
+            "<th>gem5</th><th>gem5 binary</th><th>kernel</th><th>image</th></tr>",
+            f"<tr><td>{e(meta['scale'])}</td><td>{e(meta['backend'])}</td>"
+            f"<td>{e(source)}</td><td>{e(str(prov.get('runs', '?')))}</td>"
+            f"<td>{e(str(prov.get('gem5_version', '-')))}</td>"
+            f"<td>{e(str(prov.get('gem5_hash', '-'))[:16])}</td>"
+            f"<td>{e(str(prov.get('kernel', '-')))}</td>"
+            f"<td>{e(str(prov.get('image', '-')))}</td></tr></table>",
+            f"<p class='{'stale' if meta.get('stale') else 'muted'}'>tables: "
+            f"{e(meta.get('currency', '?'))}</p>",
+            f"<figure><img src='{e(_rel(figures / meta['figure'], dest.parent))}' "
+            f"alt='{e(meta['name'])}'><figcaption>{e(meta['caption'])}<br>data: "
+            f"{data_links} {extra}</figcaption></figure>",
+            *_summary(meta.get("summary"))]
+
+
 def build_report(listing: list[dict], dest: Path | None = None) -> Path:
     """Write the report; ``listing`` is ``reproduce --list``'s rows."""
     figures = paths.results_dir() / "figures"
     dest = dest or paths.results_dir() / "report.html"
     sidecars = sorted(figures.glob("*.json")) if figures.is_dir() else []
+    metas = [json.loads(p.read_text()) for p in sidecars]
+    order = list(dict.fromkeys([r["study"] for r in listing] + list(STUDY_TITLES)))
+    by_study: dict[str, list[dict]] = {}
+    for meta in sorted(metas, key=lambda m: (order.index(m["study"]) if m["study"] in order
+                                             else len(order), m["name"])):
+        by_study.setdefault(meta["study"], []).append(meta)
     e = html.escape
     out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
            "<title>schedlab report</title>", f"<style>{STYLE}</style></head><body>",
            "<h1>schedlab: cache- and NUMA-aware scheduling studies, simulated</h1>",
            f"<p class='muted'>Generated {e(time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}"
            f" from {e(str(paths.results_dir()))}. {len(sidecars)} figure(s).</p>",
-           "<h2>Experiments</h2><table><tr><th>experiment</th><th>study</th><th>shows</th>"
-           "<th>runs (smoke / paper)</th><th>host hours (smoke / paper)</th><th>status</th>"
-           "<th>committed smoke tables</th></tr>"]
+           "<nav><h2>Contents</h2><ul><li><a href='#experiments'>Experiments</a></li>"]
+    for study, metas_of in by_study.items():
+        out.append(f"<li><a href='#study-{e(study)}'>{e(STUDY_TITLES.get(study, study))}</a><ul>"
+                   + "".join(f"<li><a href='#{e(_anchor(m))}'>{e(m['name'])}</a>"
+                             f"{' (stale tables)' if m.get('stale') else ''}</li>"
+                             for m in metas_of) + "</ul></li>")
+    out += ["</ul></nav>",
+            "<h2 id='experiments'>Experiments</h2><table><tr><th>experiment</th><th>study</th>"
+            "<th>shows</th><th>runs (smoke / paper)</th><th>host hours (smoke / paper)</th>"
+            "<th>status</th><th>committed smoke tables</th></tr>"]
     for row in listing:
         out.append(f"<tr><td>{e(row['name'])}</td><td>{e(row['study'])}</td>"
                    f"<td>{e(row['title'])}</td><td>{row['runs_smoke']} / {row['runs_paper']}</td>"
@@ -124,33 +192,11 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
                "yet. Committed tables: current where today's tree computes their runs' ids, "
                "stale where earlier code made them (to be re-made).</p>")
     out += _micro_schedule_costs(dest)
-    for path in sidecars:
-        meta = json.loads(path.read_text())
-        prov = meta.get("provenance", {})
-        source = {"runs": "this host's runs",
-                  "partial": "the runs finished so far (PARTIAL: not every run)"}.get(
-                      meta.get("source"), "the committed tables (data/)")
-        data_links = " ".join(f"<a href='{e(_rel(d, dest.parent))}'>{e(Path(d).name)}</a>"
-                              for d in meta.get("data", []))
-        extra = " ".join(f"<a href='{e(_rel(figures / x, dest.parent))}'>{e(x)}</a>"
-                         for x in meta.get("extra", []))
-        partial = "-partial" if meta.get("source") == "partial" else ""
-        out += [f"<h2 id='{e(meta['name'])}-{e(meta['scale'])}-{e(meta['backend'])}{partial}'>"
-                f"{e(meta['name'])}: {e(meta['title'])}{' (partial)' if partial else ''}</h2>",
-                "<table><tr><th>scale</th><th>backend</th><th>from</th><th>runs</th>"
-                "<th>gem5</th><th>gem5 binary</th><th>kernel</th><th>image</th></tr>",
-                f"<tr><td>{e(meta['scale'])}</td><td>{e(meta['backend'])}</td>"
-                f"<td>{e(source)}</td><td>{e(str(prov.get('runs', '?')))}</td>"
-                f"<td>{e(str(prov.get('gem5_version', '-')))}</td>"
-                f"<td>{e(str(prov.get('gem5_hash', '-'))[:16])}</td>"
-                f"<td>{e(str(prov.get('kernel', '-')))}</td>"
-                f"<td>{e(str(prov.get('image', '-')))}</td></tr></table>",
-                f"<p class='{'stale' if meta.get('stale') else 'muted'}'>tables: "
-                f"{e(meta.get('currency', '?'))}</p>",
-                f"<figure><img src='{e(_rel(figures / meta['figure'], dest.parent))}' "
-                f"alt='{e(meta['name'])}'><figcaption>{e(meta['caption'])}<br>data: "
-                f"{data_links} {extra}</figcaption></figure>"]
-        out += _summary(meta.get("summary"), meta.get("reading"))
+    for study, metas_of in by_study.items():
+        out.append(f"<h2 id='study-{e(study)}'>{e(STUDY_TITLES.get(study, study))}</h2>")
+        out += _reading(next((m.get("reading") for m in metas_of if m.get("reading")), None))
+        for meta in metas_of:
+            out += _figure(meta, figures, dest)
     out.append("</body></html>")
     write_atomic(dest, "\n".join(out) + "\n")
     return dest

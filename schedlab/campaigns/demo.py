@@ -46,13 +46,16 @@ def draw(experiment, frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> lis
     stats = condition_stats(frame, metric, ["policy", "placement"])
     fig, ax = plt.subplots(figsize=(7, 4.2))
     labels = [f"{r.policy}\n{r.placement}" for r in stats.itertuples()]
-    ax.bar(labels, stats["mean"], yerr=2 * stats["std"], capsize=4, color="#4c72b0")
+    # A rate is never negative: a whisker of two standard deviations stops at zero.
+    low = [min(2 * s, m) for m, s in zip(stats["mean"], stats["std"].fillna(0))]
+    ax.bar(labels, stats["mean"], yerr=[low, 2 * stats["std"].fillna(0)], capsize=4,
+           color="#4c72b0")
     for i, n in enumerate(stats["count"]):
         ax.annotate(f"n={n}", (i, 0), ha="center", va="bottom", fontsize=8, color="white",
                     xytext=(0, 3), textcoords="offset points")
     ax.set_ylabel("memlat IPC (busiest core)" if metric == "gem5_ipc"
                   else "memlat accesses per second (guest clock)")
-    return [finish(fig, ctx, dest, WHISKERS + ".")]
+    return [finish(fig, ctx, dest, WHISKERS + " (cut at zero).")]
 
 
 EXPERIMENTS = (
