@@ -66,6 +66,9 @@ class RunOutcome:
     state: str
     seconds: float = 0.0
     log_tail: str = ""
+    # Where the run's whole log is: <results>/.logs/<run-id>.log here, the task's log under
+    # .slurm/ for a SLURM array task (None: unknown).
+    log: Path | None = None
 
 
 @dataclass
@@ -171,8 +174,13 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
     report = CampaignReport()
     pending: list[tuple[RunRequest, str]] = []
     seen: set[str] = set()
+
+    def building(line: str) -> None:
+        """What a build that prepare() waits for is doing (a cold kernel: minutes)."""
+        if "cached in" not in line:
+            say(line)
     for request in requests:
-        prepared = prepare(request, progress=lambda s: None)
+        prepared = prepare(request, progress=building)
         if prepared.run_id in seen:
             raise UserError(f"{name}: two requests resolve to the same run {prepared.run_id}")
         seen.add(prepared.run_id)
@@ -247,7 +255,7 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
                     running.remove(r)
                     state = finished_state(results / r.run_id) or "failed"
                     outcome = RunOutcome(r.run_id, r.label, state, time.monotonic() - r.started,
-                                         "" if state == "done" else _tail(r.log))
+                                         "" if state == "done" else _tail(r.log), r.log)
                     report.outcomes.append(outcome)
                     if state != "done":
                         bar.console.print(f"[red]{state}[/red] {r.run_id} {r.label}:\n"

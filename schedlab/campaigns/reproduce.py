@@ -646,7 +646,8 @@ def run_requests(requests, name, jobs, executor, say, slurm_options,
         first = report.failed[0]
         raise UserError(f"{len(report.failed)} of {len(requests)} runs failed, first "
                         f"{first.run_id}: {error_line(first.log_tail)} (log: "
-                        f"{logs_dir() / (first.run_id + '.log')}); rerun to retry them "
+                        f"{first.log or logs_dir() / (first.run_id + '.log')}); rerun to "
+                        f"retry them "
                         f"(finished runs are kept)")
     return report
 
@@ -667,7 +668,7 @@ def _execute(requests, name, jobs, executor, say, slurm_options, host_seconds):
     for r in submitted.runs:
         state = finished_state(r.dir) or ("failed" if r.state == "failed" else r.state)
         report.outcomes.append(RunOutcome(r.run_id, r.request.label, state,
-                                          log_tail=r.log_tail or ""))
+                                          log_tail=r.log_tail or "", log=r.log))
     return report
 
 
