@@ -383,11 +383,14 @@ def test_cli_lists_and_shows(overlay):
 
 
 def test_every_workload_is_characterised():
-    chars = characterise.load_characterisation()
+    chars, made_from = characterise.load_characterisation(with_sources=True)
     for name, w in REGISTRY.items():
         if w.kind == "driver":
             continue
         assert name in chars, f"{name}: run 'python3 run.py workloads {name} --characterise'"
+        # Measured from today's sources (a change to workloads/common/ changes them all).
+        assert made_from.get(name) == w.content_hash(), \
+            f"{name}'s characterisation is stale: run 'python3 run.py workloads --characterise'"
         assert {"clovertown-e5320", "niagara"} <= set(chars[name])
         for rates in chars[name].values():
             assert rates["instructions"] > 0
