@@ -55,5 +55,6 @@ def build_board(plan: BoardPlan, cpu: str, hierarchy: str = "plan",
         caches = stock_hierarchy(plan.instances("l1d")[0], plan.instances("l1i")[0],
                                  plan.instances("l2")[0], matched=hierarchy == "stock-matched")
     return PlanBoard(clk_freq=plan.clock, processor=processor,
-                     memory=PlanMemory(plan.memory.banks, plan.memory.device_latency_ns),
+                     memory=PlanMemory(plan.memory.banks, plan.memory.device_latency_ns,
+                                       plan.memory.jitter_ns),
                      cache_hierarchy=caches, cache_line_size=plan.line)

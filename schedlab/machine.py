@@ -50,7 +50,7 @@ _MACHINE_KEYS = {"description", "studies", "clock", "cores", "packages", "nodes"
 _PIPELINE_KEYS = {"kind", "width", "rob_entries"}
 _CACHE_KEYS = {"level", "kind", "size", "assoc", "line", "latency", "shared_by", "groups"}
 _MEMORY_KEYS = {"size_per_node", "latency", "delay"}
-_LATENCY_KEYS = {"local", "node", "remote"}
+_LATENCY_KEYS = {"local", "node", "remote", "jitter"}
 _DELAY_KEYS = {"cycles", "max_cycles", "remote_cycles_per_delay"}
 # A user machine file's entries may also name the machine they derive from.
 _USER_MACHINE_KEYS = _MACHINE_KEYS | {"base"}
@@ -172,6 +172,11 @@ class Memory:
     remote: Latency | None
     delay_cycles: int
     remote_cycles_per_delay: int
+    # A random extra latency of every memory access, uniform in [0, jitter] and drawn from
+    # the run's seed (gem5's SimpleMemory latency_var): the perturbation with which
+    # Alameldeen and Wood (HPCA 2003) sample a deterministic simulator's space variability.
+    # None: none (the catalogue's machines; ``--set memory.latency.jitter=4ns`` adds it).
+    jitter: Latency | None = None
 
     def remote_cycles(self, clock_hz: int) -> int | None:
         """Off-node latency in core cycles, the ring delay included."""
@@ -267,6 +272,9 @@ class MachineSpec:
                 "remote_cycles": self.memory.remote_cycles(self.clock_hz),
                 "delay_cycles": self.memory.delay_cycles,
                 "distances": self.node_distances(),
+                # Only when set, so machines without it keep their run ids.
+                **({"jitter_ns": self.memory.jitter.ns(self.clock_hz)}
+                   if self.memory.jitter else {}),
             },
             "overrides": list(self.overrides),
             "notes": self.notes,
@@ -647,6 +655,8 @@ def _build(name: str, raw: dict, overrides: tuple[str, ...], where: str) -> Mach
         delay_cycles=delay_cycles,
         remote_cycles_per_delay=_int(delay.get("remote_cycles_per_delay", 0),
                                      f"{where}: memory.delay.remote_cycles_per_delay", 0),
+        jitter=(Latency.parse(lat["jitter"], f"{where}: memory.latency.jitter")
+                if "jitter" in lat else None),
     )
     if len(nodes) > 1 and memory.remote is None:
         raise UserError(f"{where}: a machine with {len(nodes)} nodes needs memory.latency.remote")

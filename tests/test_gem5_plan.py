@@ -196,6 +196,20 @@ def test_override_reaches_plan():
     assert boot_args(p)[-1] == "lpj=2000000"
 
 
+def test_memory_jitter_is_a_what_if_that_reaches_the_banks_and_not_the_checkpoint():
+    base = load_machine("clovertown-e5320")
+    jittered = load_machine("clovertown-e5320", ["memory.latency.jitter=4ns"])
+    assert "jitter_ns" not in base.to_dict()["memory"]         # other runs keep their ids
+    assert plan_from_dict(base.to_dict()).memory.jitter_ns == 0.0
+    plan = plan_from_dict(jittered.to_dict())
+    assert plan.memory.jitter_ns == 4.0
+    # 6 cycles at the Clovertown's 1.86 GHz are 3.2 ns.
+    in_cycles = load_machine("clovertown-e5320", ["memory.latency.jitter=6cycles"])
+    assert abs(plan_from_dict(in_cycles.to_dict()).memory.jitter_ns - 6 / 1.86) < 0.01
+    # A timing what-if: the boot checkpoint is the machine's own.
+    assert plan.boot_identity() == plan_from_dict(base.to_dict()).boot_identity()
+
+
 def test_hector_numa_banks_and_latencies():
     p = plan("hector")
     assert p.memory.numa and not p.memory.capped

@@ -25,12 +25,15 @@ class PlanMemory(AbstractMemorySystem):
     front-side-bus machines, each socket's integrated controller on Westmere, each processor
     module's memory on Hector) that together cover [0, size)."""
 
-    def __init__(self, banks: Sequence[BankPlan], latency_ns: float):
+    def __init__(self, banks: Sequence[BankPlan], latency_ns: float, jitter_ns: float = 0.0):
         """
         :param banks: the banks in address order, each a contiguous range of bytes
             (``start``, ``size``); together they cover [0, total size) without gaps.
         :param latency_ns: the access latency of every bank in nanoseconds (the
             catalogue's local memory latency; gem5 keeps it to the picosecond).
+        :param jitter_ns: a random extra latency of every access, uniform in [0, it]
+            nanoseconds (SimpleMemory's ``latency_var``, drawn from gem5's random number
+            generator, which the run's seed seeds); 0: none.
         """
         super().__init__()
         self._size = sum(b.size for b in banks)
@@ -39,7 +42,7 @@ class PlanMemory(AbstractMemorySystem):
             raise ValueError(f"PlanMemory: banks must cover memory from 0 in order without "
                              f"gaps, got {[(b.start, b.size) for b in banks]}")
         latency = f"{latency_ns:.3f}ns"
-        self.banks = [SimpleMemory(latency=latency, latency_var="0ns",
+        self.banks = [SimpleMemory(latency=latency, latency_var=f"{jitter_ns:.3f}ns",
                                    range=AddrRange(b.start, size=b.size))
                       for b in banks]
 

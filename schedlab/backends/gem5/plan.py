@@ -158,6 +158,7 @@ class MemoryPlan:
     remote_cycles: int | None      # ring delay included
     delay_cycles: int
     device_latency_ns: float       # the banks' own latency: local, minus a NUMA path's cycles
+    jitter_ns: float               # a random extra latency per access, uniform in [0, it]
     path_cycles: int               # NUMA: what the path to a bank charges (numa_path_cycles)
     requesters: tuple[RequesterPlan, ...]   # empty unless numa
 
@@ -561,7 +562,8 @@ def _memory_plan(machine: dict, llc_instances: list[CachePlan], notes: list[str]
                       node_cycles=None if node_c is None else int(node_c),
                       remote_cycles=None if remote is None else int(remote),
                       delay_cycles=int(mem.get("delay_cycles", 0)),
-                      device_latency_ns=device_ns, path_cycles=path,
+                      device_latency_ns=device_ns, jitter_ns=float(mem.get("jitter_ns", 0.0)),
+                      path_cycles=path,
                       requesters=tuple(requesters))
 
 
