@@ -149,8 +149,10 @@ def test_the_same_request_made_twice_is_the_same_run(tmp_path, monkeypatch):
     # reach the guest. Two stores, the second run started seconds after the first.
     import time
     from schedlab.runs import RunRequest, WorkloadRequest
+    # memlat, not sha: sha's known-answer check fails on gem5 (SHA-256("abc") comes out
+    # 666093d9...; every seed and layout, also at 1e89e03: not looked into yet).
     request = RunRequest(machine=MACHINES[0], backend="gem5", attribute_tasks=True,
-                         jobs=(WorkloadRequest("sha", size="smoke"),),
+                         jobs=(WorkloadRequest("memlat", size="smoke"),),
                          label={"test": "determinism"})
     runs = []
     for store in ("first", "second"):
