@@ -74,7 +74,7 @@ def currency(experiment: Experiment, table: Path, scale: str, backend: str,
 def last_commit(path: Path) -> str:
     """The short hash and date of the commit that last changed ``path`` ("" if none)."""
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%h (%cs)", "--", str(path)],
+        out = subprocess.run(["git", "log", "-1", "--format=%h, %cs", "--", str(path)],
                              cwd=paths.REPO, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return ""
