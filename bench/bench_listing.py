@@ -29,6 +29,7 @@ COMMANDS = {"list": ["reproduce", "--list"], "report": ["report"]}
 
 def measure(repeat: int) -> dict:
     env = {**os.environ, "SCHEDLAB_IN_VENV": "1"}
+    load = os.getloadavg()[0]          # what else the host was doing as the timing began
     seconds: dict[str, list[float]] = {}
     for name, args in COMMANDS.items():
         for _ in range(repeat):
@@ -36,7 +37,6 @@ def measure(repeat: int) -> dict:
             subprocess.run([sys.executable, str(REPO / "run.py"), *args], cwd=REPO, env=env,
                            capture_output=True, check=True)
             seconds.setdefault(name, []).append(round(time.monotonic() - started, 2))
-    load = os.getloadavg()[0]
     return {"host": platform.node(), "date": time.strftime("%Y-%m-%d"),
             "load_before": round(load, 2), "seconds": seconds}
 
