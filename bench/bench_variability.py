@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.records import add_record_options, append_records, print_report  # noqa: E402
 
 
-def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: int) -> dict:
+def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: int,
+            run: bool = True) -> dict:
     from schedlab.campaigns import reproduce as R
     from schedlab.campaigns.experiment import get
     from schedlab.campaigns.verify import parse_only, select
@@ -43,8 +44,14 @@ def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: in
     requests = [dataclasses.replace(r, seed=s, label={**r.label, "guest_seed": s})
                 for r in chosen for s in range(seeds)]
     started = time.monotonic()
-    report = R.run_requests(requests, f"variability-{name}", jobs, "local", print, {})
-    tables = R.collect(experiment, report.run_dirs())
+    if run:
+        dirs = R.run_requests(requests, f"variability-{name}", jobs, "local", print,
+                              {}).run_dirs()
+    else:        # --collect: the runs finished so far (a campaign stopped before its end)
+        dirs = R.finished_runs(R.run_dirs(requests))
+        if not dirs:
+            sys.exit("no finished runs of these requests in the results store yet")
+    tables = R.collect(experiment, dirs)
     main = tables[""]
     if metric not in main:
         sys.exit(f"{name}'s table has no column {metric}; give --metric (one of "
@@ -93,13 +100,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--metric", default=None, help="default: the experiment's own")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--collect", action="store_true",
+                        help="run nothing: record the runs of these requests finished so far")
     args = parser.parse_args()
     if args.report is not None:
         print_report(args.report or [args.json], table)
         return
     if not args.experiment or not args.only or args.seeds < 2:
         parser.error("give an experiment, --only coordinates and --seeds of at least 2")
-    record = measure(args.experiment, args.only, args.seeds, args.metric, args.jobs)
+    record = measure(args.experiment, args.only, args.seeds, args.metric, args.jobs,
+                     run=not args.collect)
     if args.json:
         append_records(args.json, [record])
     print(table([record]))
