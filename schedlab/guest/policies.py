@@ -7,12 +7,14 @@ workload starts.
 
 from __future__ import annotations
 
+import copy
 import re
 import tomllib
 from pathlib import Path
 
 from schedlab.errors import UserError
 from schedlab.paths import KERNEL_PATCHES
+from schedlab.store import file_signature
 
 POLICIES_FILE = KERNEL_PATCHES / "policies.toml"
 POLICY_KEYS = {"summary", "sysctl", "files", "boot_args", "workload_args", "trace_events",
@@ -74,9 +76,16 @@ def load_policies(path: Path = POLICIES_FILE) -> dict[str, dict]:
     return out
 
 
+# policies.toml as checked, by its file signature (a listing resolves a policy per run).
+_LOADED: dict[tuple, dict[str, dict]] = {}
+
+
 def policy(name: str, path: Path = POLICIES_FILE) -> dict:
-    """One policy's table; UserError naming the known ones otherwise."""
-    policies = load_policies(path)
+    """One policy's table (a copy); UserError naming the known ones otherwise."""
+    key = file_signature(path)
+    if key not in _LOADED:
+        _LOADED[key] = load_policies(path)
+    policies = _LOADED[key]
     if name not in policies:
         raise UserError(f"unknown policy {name!r}; known: {', '.join(sorted(policies))}")
-    return policies[name]
+    return copy.deepcopy(policies[name])
