@@ -340,36 +340,9 @@ def campaign_options(command):
     return command
 
 
-def _status(e) -> str:
-    if not e.implemented:
-        return f"not yet: {e.missing}"
-    if e.unavailable:
-        runs_on = [b for b in e.backends if b not in e.unavailable]
-        return f"{' or '.join(runs_on)} only: " + "; ".join(
-            f"{b}: {why}" for b, why in e.unavailable.items())
-    return "implemented"
-
-
 def _listing() -> list[dict]:
-    from schedlab.campaigns.currency import currency
-    from schedlab.campaigns.experiment import registry
-    from schedlab.campaigns.reproduce import estimated_hours, study_calibration, table_paths
-    rows, calibrations = [], {}
-    for name, e in registry().items():
-        standing = (currency(e, table_paths(e, "smoke", "gem5")[""], "smoke", "gem5")
-                    if e.implemented else None)
-        if e.study not in calibrations:
-            calibrations[e.study] = study_calibration(e.study)
-        (smoke, how), (paper, _) = (estimated_hours(e, scale, calibrations[e.study])
-                                    for scale in ("smoke", "paper"))
-        rows.append({"name": name, "study": e.study, "kind": e.kind, "title": e.title,
-                     "runs_smoke": len(e.requests("smoke", "gem5")),
-                     "runs_paper": len(e.requests("paper", "gem5")),
-                     "hours_smoke": smoke, "hours_paper": paper, "hours_from": how,
-                     "status": _status(e),
-                     "committed": (f"{standing.state} ({standing.made_at})" if standing
-                                   else "-")})
-    return rows
+    from schedlab.campaigns import listing
+    return listing.rows()
 
 
 @cli.command()
