@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, append_records, print_report  # noqa: E402
+from bench.records import add_record_options, report_or_measure  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = {"list": ["reproduce", "--list"], "report": ["report"]}
@@ -55,13 +55,7 @@ def main() -> None:
     add_record_options(parser)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    if args.report is not None:
-        print_report(args.report or [args.json], table)
-        return
-    record = measure(args.repeat)
-    if args.json:
-        append_records(args.json, [record])
-    print(table([record]))
+    report_or_measure(args, table, lambda: measure(args.repeat))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, append_records, print_report  # noqa: E402
+from bench.records import add_record_options, report_or_measure  # noqa: E402
 from schedlab import paths  # noqa: E402
 from schedlab.guest.reproducible import toolchain_identity  # noqa: E402
 
@@ -98,13 +98,7 @@ def main() -> None:
     parser.add_argument("--rates", type=int, nargs="+", default=[1000, 100],
                         help="guest tick rates to build (the catalogue's are 1000 and 100)")
     args = parser.parse_args()
-    if args.report is not None:
-        print_report(args.report or [args.json], table)
-        return
-    record = measure(args.shift, args.rates)
-    if args.json:
-        append_records(args.json, [record])
-    print(table([record]))
+    report_or_measure(args, table, lambda: measure(args.shift, args.rates))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, append_records, print_report  # noqa: E402
+from bench.records import add_record_options, report_or_measure  # noqa: E402
 
 
 def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: int,
@@ -103,16 +103,11 @@ def main() -> None:
     parser.add_argument("--collect", action="store_true",
                         help="run nothing: record the runs of these requests finished so far")
     args = parser.parse_args()
-    if args.report is not None:
-        print_report(args.report or [args.json], table)
-        return
-    if not args.experiment or not args.only or args.seeds < 2:
+    if args.report is None and (not args.experiment or not args.only or args.seeds < 2):
         parser.error("give an experiment, --only coordinates and --seeds of at least 2")
-    record = measure(args.experiment, args.only, args.seeds, args.metric, args.jobs,
-                     run=not args.collect)
-    if args.json:
-        append_records(args.json, [record])
-    print(table([record]))
+    report_or_measure(args, table, lambda: measure(args.experiment, args.only, args.seeds,
+                                                   args.metric, args.jobs,
+                                                   run=not args.collect))
 
 
 if __name__ == "__main__":

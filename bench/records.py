@@ -37,3 +37,15 @@ def add_record_options(parser) -> None:
 def print_report(files: list[Path], table) -> None:
     """The table of the records kept in ``files``."""
     print(table([r for f in files for r in json.loads(f.read_text())]))
+
+
+def report_or_measure(args, table, measure) -> None:
+    """With --report, the kept records' table; else one record measured now (``measure()``),
+    appended to --json if given, and its table."""
+    if args.report is not None:
+        print_report(args.report or [args.json], table)
+        return
+    record = measure()
+    if args.json:
+        append_records(args.json, [record])
+    print(table([record]))
