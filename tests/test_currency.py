@@ -42,6 +42,13 @@ def test_a_table_of_todays_run_ids_is_current_and_one_other_id_makes_it_stale(tm
                                        f"{len(today) - 1} of its {len(today)} runs")
 
 
+def test_a_table_without_run_ids_is_stale(tmp_path):
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"job": [1, 2]}).to_csv(table, index=False)
+    standing = currency(get("demo-affinity"), table, "smoke", "gem5")
+    assert not standing.current and standing.describe().startswith("stale: it records no")
+
+
 def test_run_ids_need_no_build(tmp_path, monkeypatch):
     # A fresh cache: today's ids are computed from build keys, nothing is built.
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path))

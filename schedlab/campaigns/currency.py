@@ -50,6 +50,8 @@ class Currency:
         if self.current:
             return (f"current: today's tree computes the run ids of all {self.runs} runs"
                     f"{made}")
+        if not self.runs:
+            return f"stale: it records no run ids{made}; to be re-made"
         return (f"stale: today's tree computes the run ids of {self.current_runs} of its "
                 f"{self.runs} runs{made}; made by earlier code, to be re-made")
 
@@ -65,7 +67,10 @@ def currency(experiment: Experiment, table: Path, scale: str, backend: str,
     """The committed ``table``'s :class:`Currency`, or None where there is no table."""
     if not table.is_file() or not table.stat().st_size:
         return None
-    ids = set(pd.read_csv(table, usecols=["run_id"])["run_id"].dropna())
+    frame = pd.read_csv(table, usecols=lambda c: c == "run_id")
+    # A table without run ids (written by hand, or before ids were recorded) is stale: no
+    # run of it can be named, so none can be re-made.
+    ids = set(frame["run_id"].dropna()) if "run_id" in frame else set()
     today = todays_run_ids(experiment, scale, backend) if today is None else today
     return Currency(table, len(ids), len(ids & today), len(today), last_commit(table))
 
