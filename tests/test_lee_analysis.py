@@ -399,8 +399,8 @@ def test_fig9_has_on_every_machine_a_pair_too_large_for_one_cache():
         assert any(2 * parse_size(s, "size") >= llc for s in sizes), (machine, sizes)
         assert any(2 * parse_size(s, "size") < llc for s in sizes), (machine, sizes)
         assert sizes <= set(definitions.REGION_SIZES["paper"])
-    assert not definitions.pair_fits("clovertown-x5365", "2MiB")      # 4 MiB: its L2's size
-    assert definitions.pair_fits("westmere-x5660", "4MiB")            # 8 of 12 MiB
+    assert not lee.pair_fits("clovertown-x5365", "2MiB")      # 4 MiB: its L2's size
+    assert lee.pair_fits("westmere-x5660", "4MiB")            # 8 of 12 MiB
 
 
 def test_timings_put_the_roi_between_the_first_mapping_and_the_next_phase():

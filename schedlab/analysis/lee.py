@@ -76,6 +76,7 @@ from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, con
                                        finish, metric_label, paired_bars, plain_log_ticks)
 from schedlab.analysis.slices import roi_marks, trace_lost_events
 from schedlab.analysis.tables import rows
+from schedlab.machine import format_cpus, load_machine, parse_size
 
 _LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<ctx>\d+)\s+\[(?P<on>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):"
                    r" (?P<event>sched_\w+): (?P<rest>.*)$")
@@ -84,6 +85,15 @@ POLICY_COLOURS = {"region-confine": "#4c72b0", "region-unify": "#dd8452",
                   "vanilla": "#4c72b0", "region-balance": "#dd8452",
                   "region-partition": "#55a868", "alone": "#8c8c8c"}
 CACHE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
+
+
+def pair_fits(machine: str, size: str) -> bool:
+    """Whether memlat's two regions of ``size`` fit together in one last-level cache of
+    ``machine``: strictly smaller, since a pair the cache's size shares it with everything
+    else (two 2 MiB regions in the X5365's 4 MiB L2 missed at 0.31 accesses in 1). Fig. 9's
+    definition (schedlab.campaigns.lee) chooses its region sizes by it, and the cost of a
+    micro-schedule is read only where it holds."""
+    return 2 * parse_size(size, "region size") < load_machine(machine).llc.size
 
 
 def parse_region_trace(text: str) -> pd.DataFrame:
@@ -384,8 +394,6 @@ def micro_schedule_cost(frame: pd.DataFrame) -> pd.DataFrame:
     - ``overhead_at_700``, ``overhead_measured``: the share of a CPU's time those cycles
       take at the paper's 700 micro-schedules a second and at the run's own rate (above 1:
       that rate cannot be sustained)."""
-    from schedlab.campaigns.lee import pair_fits
-    from schedlab.machine import load_machine
     cols = ["machine", "region_size", "access_time", "rep", "micro_in_roi", "micro_per_s",
             "lost_ms", "cycles_per_micro", "insts_per_micro", "overhead_at_700",
             "overhead_measured"]
@@ -721,7 +729,6 @@ def _cache_names(machine: str, caches: list[int]) -> dict[int, str]:
     """Cache id (its first CPU, as the tables number it) -> "L2, CPUs 0-1" from the
     catalogue; by the id alone for a machine it does not hold."""
     from schedlab.errors import UserError
-    from schedlab.machine import format_cpus, load_machine
     try:
         spec = load_machine(machine)
     except UserError:      # a user's machine file the figure cannot see

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from schedlab.analysis.lee import pair_fits
 from schedlab.campaigns.experiment import Experiment
 from schedlab.machine import format_size, load_machine, parse_size
 from schedlab.runs import RunRequest, WorkloadRequest
@@ -202,13 +203,6 @@ def _memlat(size: str, access: int, seed: int, scale: str, backend: str, cpus=No
                            duration=REGION_S[scale] if job else None, warmup=warm,
                            args=("--region-size", size, "--access-time", str(access),
                                  "--seed", str(seed)))
-
-
-def pair_fits(machine: str, size: str) -> bool:
-    """Whether memlat's two regions of ``size`` fit together in one last-level cache of
-    ``machine``: strictly smaller, since a pair the cache's size shares it with everything
-    else (two 2 MiB regions in the X5365's 4 MiB L2 missed at 0.31 accesses in 1)."""
-    return 2 * parse_size(size, "region size") < load_machine(machine).llc.size
 
 
 def region_sizes(machine: str, scale: str) -> tuple[str, ...]:
