@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import subprocess
 import sys
@@ -67,9 +68,17 @@ def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: in
                            "values": [float(v) for v in per_seed]})
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
+    # Provenance: which runs, made with which gem5 and guest (the run directories stay in
+    # the results store only).
+    prov = [c for c in ("run_id", "gem5_hash", "gem5_config", "kernel", "image",
+                        "vmlinux_sha", "workloads_sha", "gem5_host_s", "gem5_cpu_s")
+            if c in main]
+    runs = main.drop_duplicates("run_id")[["guest_seed", *keys, *prov]]
     return {"experiment": name, "only": only, "metric": metric, "seeds": seeds,
             "commit": commit, "date": time.strftime("%Y-%m-%d"),
-            "host_seconds": round(time.monotonic() - started), "conditions": conditions}
+            "host_seconds": round(time.monotonic() - started) if run else None,
+            "conditions": conditions,
+            "runs": json.loads(runs.to_json(orient="records"))}
 
 
 def table(records: list[dict]) -> str:

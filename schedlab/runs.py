@@ -608,7 +608,7 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     sampling = backend_info.pop("sampling", None)
     if sampling is not None:
         errors += _sampled_rows(rows, sampling)
-    artefacts = {**backend_info.pop("booted", {}), **workload_artefacts()}
+    artefacts = {**backend_info.pop("booted", {}), **workload_artefacts(prepared)}
     return {
         "run_id": prepared.run_id,
         "ok": not errors,
@@ -626,10 +626,11 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     }
 
 
-def workload_artefacts() -> dict[str, str]:
-    """The hash of the workloads' binary every run brings (its build is cached)."""
-    binary = programs.binary(programs.MULTICALL)
-    return artefact_hashes({"workloads": binary})
+def workload_artefacts(prepared: PreparedRun) -> dict[str, str]:
+    """The hash of the workloads' binary the run brought: the overlay its spec names (not
+    whatever the tree builds by the time the run ends)."""
+    overlay = paths.cache_dir() / "workloads" / prepared.spec["workloads"]
+    return artefact_hashes({"workloads": overlay / workloads.GUEST_BIN / programs.MULTICALL})
 
 
 def _sampled_rows(rows: list[dict], sampling: dict) -> list[str]:

@@ -81,7 +81,8 @@ def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
     prepared = prepare(request, progress=print)
     from schedlab.runs import workload_artefacts
     assert res["artefacts"] == {**prepared.kernel.artefacts(), **prepared.image.artefacts(),
-                                **workload_artefacts()}
+                                **workload_artefacts(prepared)}
+    assert set(res["artefacts"]) == {"vmlinux", "bzImage", "initramfs", "workloads"}
     # The same spec is the same run: executing it again reuses the results; another seed
     # is another run.
     assert prepared.run_id == run_dir.name

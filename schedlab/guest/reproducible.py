@@ -3,7 +3,7 @@ exact toolchain it was built with.
 
 A guest artefact (the kernel, the image, the workloads binary) is a simulation input down
 to its last byte: re-linking only the kernel's version stamp moved a gem5 run's L1 D misses
-by 8.9 % and its L2 misses by 12 % (data/README.md, "Reproducibility"), because the
+by 8.9 % and its L2 misses by 12 % (bench/reproducibility.md), because the
 kernel's text and data then lie a few bytes apart. So every build here
 
 - runs with fixed build stamps (Linux's ``KBUILD_BUILD_TIMESTAMP``, ``_USER``, ``_HOST``,
