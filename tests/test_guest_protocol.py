@@ -131,17 +131,28 @@ def test_cut_off_artifact_is_an_error():
     assert report.errors == ["artifact f was cut off"] and not report.artifacts
 
 
-def test_output_cut_before_the_end_marker_fails_the_run():
+def test_output_cut_before_the_end_marker_fails_the_run(tmp_path, monkeypatch):
     # gem5 drops what the UART has not sent when it exits; a run whose console stops before
     # the runner's end marker may lack results and must not pass as complete.
+    import hashlib
     from types import SimpleNamespace
+    from schedlab.guest import programs, workloads
     from schedlab.runs import _results
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path))
+    multicall = tmp_path / "workloads" / "overlay-x" / workloads.GUEST_BIN / programs.MULTICALL
+    multicall.parent.mkdir(parents=True)
+    multicall.write_bytes(b"the workloads' binary")
     spec = GuestSpec(nonce="n1", jobs=[])
     prepared = SimpleNamespace(
         guest=spec, request=SimpleNamespace(jobs=(), label=None), run_id="r",
-        machine=SimpleNamespace(name="m"), spec={"policy": {"name": "default"}},
+        machine=SimpleNamespace(name="m"),
+        spec={"policy": {"name": "default"}, "workloads": "overlay-x"},
         kernel=SimpleNamespace(hash="k"), image=SimpleNamespace(hash="i"))
     whole = "@@schedlab n1 begin\n@@schedlab n1 end\n"
-    assert _results(prepared, parse_console(whole, "n1"), {}, 1.0)["ok"]
+    complete = _results(prepared, parse_console(whole, "n1"), {}, 1.0)
+    assert complete["ok"]
+    # The run records the bytes of the overlay its spec names.
+    assert complete["artefacts"] == {
+        "workloads": hashlib.sha256(b"the workloads' binary").hexdigest()[:16]}
     cut = _results(prepared, parse_console(whole[:-9], "n1"), {}, 1.0)
     assert not cut["ok"] and "end marker" in cut["errors"][0]
