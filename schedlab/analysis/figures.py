@@ -77,6 +77,8 @@ class FigureContext:
     source: str = "runs"
     # A committed table made by earlier code: what schedlab.campaigns.currency says of it.
     stale: str = ""
+    # The spread between guest seeds and what the repetitions resolve (analysis.variability).
+    variability: str = ""
 
     def caption(self, extra: str = "") -> str:
         prov = self.provenance
@@ -94,6 +96,8 @@ class FigureContext:
             parts.append(f"Scale {self.scale}: {self.reduction}.")
         if self.notes and self.backend == "gem5":   # the notes describe the gem5 model
             parts.append(self.notes)
+        if self.variability and self.backend == "gem5":
+            parts.append(self.variability)
         return " ".join(parts)
 
     @property

@@ -38,6 +38,7 @@ from schedlab.analysis.placement import program_names
 from schedlab.analysis.store import (DATA, committed_path, load_committed, save_committed,
                                      update_store)
 from schedlab.analysis.tables import table
+from schedlab.analysis.variability import caption_note, spread_for
 from schedlab.campaigns import carried, demo
 from schedlab.campaigns.cost import campaign_host_hours, run_host_seconds, unmeasured
 from schedlab.campaigns.currency import currency
@@ -564,7 +565,8 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
                         reduction=reduction, notes=experiment.notes,
                         provenance=provenance(main), source=source,
                         stale=standing.describe() if standing and not standing.current
-                        else "")
+                        else "",
+                        variability=variability_note(experiment, main))
     dest = figures_dir() / (f"{name}--{scale}--{backend}"
                             + ("--partial" if source == "partial" else "") + ".png")
     outputs = DRAW[experiment.study](experiment, tables if experiment.study in COLLECT
@@ -586,6 +588,15 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
             orient="records")),
         "reading": str(reading) if reading.is_file() else None}, indent=1))
     return Reproduced(outputs[0], sidecar, source, ctx.provenance.get("runs", 0))
+
+
+def variability_note(experiment: Experiment, main: pd.DataFrame) -> str:
+    """The caption's words on the spread between guest seeds (the study's bench record) and
+    the smallest difference the table's repetitions a condition resolve."""
+    reps = int(main["rep"].nunique()) if "rep" in main and len(main) else 1
+    spread = spread_for(experiment.study, experiment.name, experiment.metric,
+                        lambda e: get(e).study)
+    return caption_note(spread, experiment.metric, reps)
 
 
 def make_only(experiment: Experiment, chosen: list, scale: str, backend: str,
