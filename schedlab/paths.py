@@ -11,6 +11,8 @@ KERNEL_PATCHES = REPO / "kernel-patches"
 DISK_IMAGES = REPO / "disk-images"
 WORKLOADS = REPO / "workloads"
 VERSIONS = REPO / "versions.toml"
+# Measured records of bench/ (host speeds, variability, regions) that estimates and captions read.
+BENCH_RESULTS = REPO / "bench" / "results"
 
 
 def cache_dir() -> Path:

@@ -408,7 +408,7 @@ def check_sampling(request: RunRequest, machine: MachineSpec):
     count, or the duration at IPC 1), too few for a confidence interval. A region that
     turns out shorter than estimated marks the run not ok instead (_sampled_rows)."""
     from schedlab.backends.gem5.sampling import MIN_WINDOWS
-    from schedlab.campaigns.cost import busy_cpus, region_instructions
+    from schedlab.guest.work import busy_cpus, region_instructions
     sampling = sampling_plan(request)
     if sampling is None:
         return None

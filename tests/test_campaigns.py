@@ -195,7 +195,7 @@ def test_cost_of_a_run_is_fixed_part_plus_instructions_at_the_measured_speed():
         2 * (0.03 + 0.07 / BYPASS_SPEEDUP) * clock * 2 / ATOMIC_IPS)
     # A parallel program keeps its threads busy: the ray tracer's smoke size runs two, its
     # own --threads overrides that, and a user's program counts only its own arguments.
-    from schedlab.campaigns.cost import busy_cpus
+    from schedlab.guest.work import busy_cpus
     tracer = RunRequest(machine="clovertown-x5365", backend="gem5",
                         jobs=(WorkloadRequest("raytrace", duration=0.06),),
                         background=(WorkloadRequest("omnetpp"),))

@@ -194,7 +194,7 @@ def test_sampling_is_refused_where_it_cannot_hold():
     with pytest.raises(UserError) as e:
         check_sampling(request(sampling="smarts-default"), machine)
     # The bound is the measured count (committed cachegrind characterisation) over 10 windows.
-    from schedlab.campaigns.cost import region_instructions
+    from schedlab.guest.work import region_instructions
     insts = region_instructions(WorkloadRequest("memlat"), machine.clock_hz, 1)
     assert 4.2e6 < insts < 4.4e6
     assert str(e.value) == (

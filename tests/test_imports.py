@@ -96,3 +96,48 @@ def test_the_check_finds_stale_imports():
     assert [p.split(": ", 1)[1] for p in _problems("x.py", stale)] == [
         "schedlab has no kernel", "schedlab.guest.workloads has no binary",
         "no module schedlab.gem5_plan", "schedlab.guest.workloads has no binary"]
+
+
+# The data flow of the README's layout, upstream first: a module imports only from its own
+# layer or those before it (at load time or inside a function alike).
+LAYERS = [("schedlab.errors", "schedlab.paths", "schedlab.store", "schedlab.processes"),
+          ("schedlab.machine", "schedlab.guest", "schedlab.backends", "schedlab.runs"),
+          ("schedlab.analysis",),
+          ("schedlab.campaigns",),
+          ("schedlab.cli",)]
+
+
+def _layer(module: str) -> int | None:
+    return next((i for i, names in enumerate(LAYERS)
+                 if any(module == n or module.startswith(n + ".") for n in names)), None)
+
+
+def _upward(name: str, text: str) -> list[str]:
+    mine = _layer(name.removesuffix(".py").replace("/", "."))
+    if mine is None:
+        return []
+    found = []
+    for node in ast.walk(ast.parse(text, name)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        layers = [t for t in (_layer(m) for m in targets) if t is not None]
+        if layers and max(layers) > mine:
+            found.append(f"{name}:{node.lineno} imports {targets[0]} (a later layer)")
+    return found
+
+
+def test_no_module_imports_from_a_later_layer():
+    problems = [p for name, text in SOURCES if name.startswith("schedlab/")
+                for p in _upward(name, text)]
+    assert problems == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    text = "def f():\n    from schedlab.campaigns.cost import busy_cpus\n"
+    assert _upward("schedlab/runs.py", text) == [
+        "schedlab/runs.py:2 imports schedlab.campaigns.cost (a later layer)"]
+    assert _upward("schedlab/campaigns/cost.py", "from schedlab.runs import RunRequest\n") == []

@@ -88,7 +88,7 @@ def _micro_schedule_costs(dest: Path) -> list[str]:
     committed record (bench/results/regions-*.json; bench/gem5.md says which kernel each
     measured)."""
     e = html.escape
-    records = sorted((paths.REPO / "bench" / "results").glob("regions-*.json"))
+    records = sorted(paths.BENCH_RESULTS.glob("regions-*.json"))
     if not records:
         return []
     out = ["<h2>Region scheduling: the cost of a micro-schedule</h2>",

@@ -21,7 +21,7 @@ from scipy import stats
 from schedlab import paths
 from schedlab.errors import UserError
 
-RECORDS = paths.REPO / "bench" / "results"
+RECORDS = paths.BENCH_RESULTS
 PATTERN = "variability-*.json"
 
 

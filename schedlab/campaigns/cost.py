@@ -3,12 +3,8 @@
 A gem5 run costs a fixed part (restore, the runner's set-up, result reporting: the
 benchmark's total minus its region of interest) plus its regions of interest at the
 measured detailed-core speed (guest instructions per host second, ``bench/gem5.md``), and
-the jobs' warm-ups at the Atomic cores' speed (:data:`ATOMIC_IPS`). The
-guest instructions of a region are the workload's measured count (cachegrind, at its smoke
-size; ``workloads/characterisation.json``) or, for a region bounded by a duration, the
-duration times the clock times the busy CPUs at an assumed IPC of 1 (an upper bound for
-in-order cores, about the busy O3 cores' IPC), whichever is smaller; a job given
-arguments of its own (which may change its work) counts its duration only. The estimate is
+the jobs' warm-ups at the Atomic cores' speed (:data:`ATOMIC_IPS`). A region's guest
+instructions are estimated in :mod:`schedlab.guest.work`. The estimate is
 rough, within a factor of two or so; ``run.py reproduce --dry-run`` prints it before
 anything runs. A QEMU run costs about half a minute (``bench/results/foundation-*.json``).
 """
@@ -20,23 +16,13 @@ import math
 from functools import cache
 from typing import Callable, TypeVar
 
-from schedlab.errors import UserError
-from schedlab.guest.characterise import load_characterisation
-from schedlab.guest.workloads import get
+from schedlab.guest.work import busy_cpus, region_instructions
 from schedlab.machine import load_machine
-from schedlab.paths import REPO
-from schedlab.runs import RunRequest, WorkloadRequest
+from schedlab.paths import BENCH_RESULTS
+from schedlab.runs import RunRequest
 
 T = TypeVar("T")
-BENCH_RESULTS = REPO / "bench" / "results"
 QEMU_RUN_S = 30.0
-ASSUMED_IPC = 1.0
-# A paper size class runs this many times the smoke instructions (paper sizes take 1 to
-# 10 s natively against well under one for smoke; workloads/README.md); other classes are
-# taken to be smoke-like.
-PAPER_SIZE_FACTOR = 10.0
-# Duration of a region bounded neither by the workload nor by a duration.
-UNBOUNDED_REGION_S = 1.0
 # Guest instructions per host second of the Atomic cores (with the classic caches) that run
 # a job's warm-up: 1.3 to 2.0 M on a Clovertown X5365 warming up a ray tracer and omnetpp
 # (a lee-fig25 run, 2026-11-26, three simulations on the 2-core host).
@@ -77,51 +63,6 @@ def unmeasured(requests: list[RunRequest]) -> set[str]:
     """Machines of gem5 requests without a benchmark record: their estimate is a guess."""
     return {f"{r.machine} ({r.cpu})" for r in requests
             if r.backend == "gem5" and _speed(r.machine, r.cpu) is None}
-
-
-def _relative_work(workload: str, size: str) -> float:
-    """Instructions of ``size`` relative to smoke: the registry's ``work`` where given."""
-    known = get(workload).size_table.get(size, {}).get("work")
-    if known is not None:
-        return float(known)
-    return PAPER_SIZE_FACTOR if size.startswith("paper") else 1.0
-
-
-def region_instructions(job: WorkloadRequest, clock_hz: int, busy: int,
-                        regions: dict[str, float] | None = None) -> float:
-    """Estimated guest instructions of one region of interest of ``job`` (``busy``: the
-    CPUs kept busy; ``regions``: regions measured on the machine, by workload)."""
-    measured = load_characterisation().get(job.workload, {})
-    count = next((m["instructions"] for m in measured.values()), None)
-    if count is None:
-        count = (regions or {}).get(job.workload)
-    if job.args and job.duration is not None:
-        count = None          # its own arguments may change its work: the duration bounds it
-    if count is not None and job.size != "smoke":
-        count *= _relative_work(job.workload, job.size)
-    if job.duration is not None:
-        region = job.duration * clock_hz * busy * ASSUMED_IPC
-        return min(region, count) if count else region
-    if count is not None:
-        return count          # cachegrind counts every thread of the program
-    return UNBOUNDED_REGION_S * clock_hz * busy * ASSUMED_IPC
-
-
-def threads(program: WorkloadRequest) -> int:
-    """The threads of one program: the last ``--threads`` of its size's arguments and its
-    own (the registry's parallel programs take it), else one."""
-    try:
-        args = [*get(program.workload).args(program.size), *program.args]
-    except UserError:         # the user's own binary: its arguments only
-        args = list(program.args)
-    given = [n for flag, n in zip(args, args[1:]) if flag == "--threads"]
-    return int(given[-1]) if given and given[-1].isdigit() else 1
-
-
-def busy_cpus(request: RunRequest, job: WorkloadRequest, cores: int) -> int:
-    """CPUs a run keeps busy while ``job`` runs (its jobs run one after another): the job's
-    threads and each background program's, as far as there are cores."""
-    return min(cores, threads(job) + sum(threads(b) for b in request.background))
 
 
 def _instructions(request: RunRequest, clock_hz: int, cores: int,
