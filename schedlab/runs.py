@@ -44,7 +44,7 @@ from schedlab.store import hash_file, hash_json, publish_dir
 
 BACKENDS = ("qemu", "gem5")
 SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
-# kernel-patches/0011: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
+# kernel-patches/0010: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
 M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
 # Host seconds a run may take unless the request says: a detailed gem5 run of a large
 # machine (Hector's 16 cores) takes hours; a first boot to the checkpoint is not counted.
@@ -119,7 +119,7 @@ class RunRequest:
     timeout: float | None = None
     ready_timeout: float = 180.0
     # gem5 only: charge each CPU's cycles, instructions and misses to the tasks that ran on
-    # it (kernel.sched_m5_switch of kernel-patches/0011; the results get attribution.json).
+    # it (kernel.sched_m5_switch of kernel-patches/0010; the results get attribution.json).
     attribute_tasks: bool = False
     # gem5 only: run the guest on Atomic cores outside the regions of interest and on
     # ``cpu`` cores inside them (False: everything on ``cpu`` cores).

@@ -10,7 +10,7 @@ payload), so they check:
 - a workload's region of interest becomes IPC and misses per kilo-instruction in
   results.json, with 0 < IPC <= issue width; on NUMA machines its memory traffic stays on
   its own node's banks (the guest's nodes are the model's banks);
-- per-task attribution (kernel.sched_m5_switch, kernel-patches/0011): a workload sharing
+- per-task attribution (kernel.sched_m5_switch, kernel-patches/0010): a workload sharing
   CPU 0 with a background task gets its own counters, and the number of times gem5 saw it
   switched out equals the kernel's own count of its context switches;
 - the user's programs restore the machine's own checkpoint: a C file, and a dynamically

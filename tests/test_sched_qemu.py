@@ -256,7 +256,7 @@ def test_m5_switch_sysctl_is_off_by_default_and_bounded(kernel, initramfs):
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_idle_poll_counts_polls_only_while_switched_on(kernel, initramfs):
-    """0030: off (0) at boot and nothing counted; bounded at 10000 us; the counts are read
+    """0029: off (0) at boot and nothing counted; bounded at 10000 us; the counts are read
     only; switched on, the sleeper's 2 ms sleeps end inside 5 ms polls (woken) and a second
     of idling outlasts them (expired); a CPU goes offline and back meanwhile; switched off
     again, nothing more is counted."""
@@ -334,7 +334,7 @@ def test_runner_prints_summary_and_keeps_migrations_map(kernel, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# The switches' boot parameters and sysctls (kernel-patches 0002, 0008, 0011) and the
+# The switches' boot parameters and sysctls (kernel-patches 0002, 0008, 0010) and the
 # task-affinity prctl's permission check (0004). Their own /init and a prctl probe.
 
 TAFF_PERM_C = r"""

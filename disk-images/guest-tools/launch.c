@@ -50,7 +50,7 @@
  * too, for the same reason: the runner must wake to stop the background workloads after
  * the last job.
  *
- * With --regions join the workload takes part in region scheduling (kernel-patches 0013:
+ * With --regions join the workload takes part in region scheduling (kernel-patches 0012:
  * prctl PR_SCHED_REGIONS_JOIN in its own process before it executes, so before it allocates
  * anything, and without its code knowing); with --regions favour it also becomes the process
  * cache partitioning favours (kernel.sched_region_favour, kernel-patches 0021). With --out,
@@ -84,7 +84,7 @@
 #include "m5op.h"
 
 #define STDOUT_LIMIT (256 * 1024)
-/* kernel-patches 0012 */
+/* kernel-patches 0011 */
 #define PR_SCHED_REGIONS 0x52474e53
 #define PR_SCHED_REGIONS_JOIN 0
 #define REGION_FAVOUR_SYSCTL "/proc/sys/kernel/sched_region_favour"

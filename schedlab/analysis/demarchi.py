@@ -448,7 +448,7 @@ def _idle_check(frame: pd.DataFrame, samples: pd.DataFrame, ctx: FigureContext,
     return [finish(fig, ctx, dest, "One run per bar (machine A, 4 cores, vanilla, the first "
                                    "repetition). Grey: the default idle (MWAIT); blue: "
                                    "idle=halt; green: idle=poll; orange: idle=halt after a "
-                                   "100 µs poll (sched_idle_poll_us, kernel-patches 0030). "
+                                   "100 µs poll (sched_idle_poll_us, kernel-patches 0029). "
                                    "Late: the task "
                                    "was switched in more than "
                                    f"{wakeups.LATE_US:.0f} µs after its waking began, onto a "

@@ -51,13 +51,13 @@ NOTES = ("Beside the mixer runs a fixed model of a system's background activity 
 
 # How idle CPUs wait (the kernel's idle= parameter). gem5 loses wake-ups of idle CPUs
 # (configs/README.md, "Periodic tick"); demarchi-idle measures what that does to the mixer
-# (machine A, 4 cores, vanilla; docs/studies.md). On the kernel before kernel-patches 0030,
+# (machine A, 4 cores, vanilla; docs/studies.md). On the kernel before kernel-patches 0029,
 # which decided the committed figures' mode, the default (MWAIT) idle let one wake-up wait
 # 796 ms (mu 4.66 ms per sample), idle=halt 22 of 354 wake-ups onto idle CPUs come up to a
-# tick late (mu 36 us, rho 303 us), and idle=poll none (mu 19 us, rho 52 us). With 0030
+# tick late (mu 36 us, rho 303 us), and idle=poll none (mu 19 us, rho 52 us). With 0029
 # ("halt-poll": halt after polling for 100 us) none of 340 came late either, mu 18 us and
 # rho 38 us against polling's 18 and 40 us on the same kernel, at 58 % of its host time.
-# A real CPU leaves C1 in a microsecond or two. The figures' runs use halt-poll (0030 as
+# A real CPU leaves C1 in a microsecond or two. The figures' runs use halt-poll (0029 as
 # revised in a2fbf89): as honest about wake-ups as polling, and the polling CPUs' O3 pause
 # loops, not the samples, had dominated the runs' host time (machine B, 4 cores, vanilla:
 # 2,700-3,100 s at 300 samples polling, 1,445 s at 1500 halt-polling).
@@ -167,7 +167,7 @@ EXPERIMENTS = (
     _experiment("demarchi-idle", "figure", "Wake-up honesty: the mixer's wake-ups onto idle "
                 "CPUs that came late (gem5's missed MWAIT wake-ups) and the production time, "
                 "the default idle (MWAIT) vs idle=halt vs idle=poll vs idle=halt after a 100 us "
-                "poll (kernel-patches 0030), machine A, 4 cores, vanilla", _idle_check, "wake_late",
+                "poll (kernel-patches 0029), machine A, 4 cores, vanilla", _idle_check, "wake_late",
                 backends=("gem5",),
                 reductions={scale: _reduction((size,), 1)
                             for scale, size in IDLE_CHECK_SIZE.items()}),

@@ -37,7 +37,7 @@ class GuestJob:
     prio: int = 0
     duration_us: int = 0        # stop the workload (SIGTERM) this long after it started
     warmup_us: int = 0          # begin the region of interest (and the duration) this late
-    # Region scheduling (kernel-patches 0013, 0021): "join", "favour" (join and be the process
+    # Region scheduling (kernel-patches 0012, 0021): "join", "favour" (join and be the process
     # cache partitioning favours) or "none"; the launcher does it in the workload's process.
     regions: str = "none"
     # gem5 with the caches bypassed before the regions: turn them on (m5 switchcpu) this long
