@@ -57,13 +57,12 @@ def qemu_boots(prepared, kernels: dict[str, Path], n: int, quiet,
     kernels' boots alternate, so a change in the host's load falls on all of them. With
     ``initcalls`` the kernel reports each initcall's time (``initcall_debug``), and the third
     item per kernel is, per initcall, its microseconds in each boot."""
-    from schedlab import runs
     from schedlab.backends import qemu
     from schedlab.guest.image import write_cpio
     from schedlab.guest.payload import QEMU_PAYLOAD
     from schedlab.guest.protocol import parse_console
     out: dict[str, tuple[list[float], list[float], dict]] = {k: ([], [], {}) for k in kernels}
-    append = " ".join(runs.QEMU_KERNEL_ARGS) + (" initcall_debug loglevel=8"
+    append = " ".join(qemu.QEMU_KERNEL_ARGS) + (" initcall_debug loglevel=8"
                                                 if initcalls else "")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -43,7 +43,8 @@ from schedlab.errors import UserError  # noqa: E402
 from schedlab.backends.gem5.plan import plan_from_dict  # noqa: E402
 from schedlab.backends.gem5.stats import region_metrics  # noqa: E402
 from schedlab.machine import machine_names  # noqa: E402
-from schedlab.runs import RunRequest, WorkloadRequest, execute, gem5_job, prepare  # noqa: E402
+from schedlab.backends.gem5.backend import gem5_job  # noqa: E402
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
 WORKLOAD = WorkloadRequest("memlat", size="smoke", cpus="0")
 BACKGROUND = WorkloadRequest("bv_0", size="paper", cpus="0")

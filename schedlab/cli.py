@@ -26,10 +26,10 @@ from schedlab.errors import UserError
 from schedlab.backends.gem5.plan import PlanError
 from schedlab.machine import (DEFAULT_TICK_HZ, format_cpus, format_size, load_machine,
                               machine_names, machine_ref)
-from schedlab.backends.gem5.plan import CPU_TYPES
 from schedlab.backends.gem5.sampling import PRESETS as SAMPLING_PRESETS
-from schedlab.runs import (BACKENDS, SCHED_CLASSES, TRACE_BUFFER_KB, RunRequest,
-                            WorkloadRequest, execute, prepare)
+from schedlab.backends.backend import BACKENDS, CPU_MODELS, BackendName, get_backend
+from schedlab.campaigns.experiment import SCALES
+from schedlab.runs import SCHED_CLASSES, RunRequest, WorkloadRequest, execute, prepare
 
 
 def _say(message: str) -> None:
@@ -165,7 +165,7 @@ def backend_options(command):
     for option in reversed((
             click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="auto",
                          show_default=True, help="auto = gem5 if GEM5 is set, else QEMU."),
-            click.option("--cpu", type=click.Choice(CPU_TYPES), default="o3", show_default=True,
+            click.option("--cpu", type=click.Choice(CPU_MODELS), default="o3", show_default=True,
                          help="gem5 CPU model to restore into."),
             click.option("--size", default="smoke", show_default=True,
                          help="Workload size class."))):
@@ -237,7 +237,7 @@ def _best_backend() -> str:
               help="Place DIR's files at the same paths in the guest (DIR/etc/x -> /etc/x).")
 @click.option("--trace-buffer-kb", type=int, default=None, metavar="KIB",
               help="Per-CPU buffer of a policy's scheduler trace (default: "
-                   + ", ".join(f"{kb} on {backend}" for backend, kb in TRACE_BUFFER_KB.items())
+                   + ", ".join(f"{get_backend(b).trace_buffer_kb} on {b}" for b in BackendName)
                    + "); a long traced run that loses events asks for more.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="The run's seed: the guest's random generator is reseeded from it after "
@@ -313,7 +313,7 @@ def _report_run(run_dir: Path, machine) -> None:
         from schedlab.analysis import mixer
         for line in mixer.analyse_run(run_dir, llc_groups=[list(g) for g in machine.llc_groups]):
             click.echo(line)
-    if res["backend"]["name"] == "qemu":
+    if res["backend"]["name"] == BackendName.QEMU:
         click.echo("note: QEMU runs are functional; IPC and cache misses need the gem5 "
                    "backend (set GEM5=/path/to/gem5.fast, see README)")
     click.echo(f"results: {run_dir}")
@@ -352,7 +352,7 @@ def _listing() -> list[dict]:
                    "demo).")
 @click.option("--list", "show_list", is_flag=True,
               help="List every figure and table of the four studies with its runs and cost.")
-@click.option("--scale", type=click.Choice(["smoke", "paper"]), default="smoke",
+@click.option("--scale", type=click.Choice(SCALES), default="smoke",
               show_default=True, help="smoke: every condition, reduced; paper: the paper's.")
 @click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="gem5",
               show_default=True, help="gem5 (timing, the figures' metrics) or qemu "
@@ -434,7 +434,7 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
         if len(figures) > 1:
             shared = R.shared_requests(figures, scale, backend)
             estimate = R.run_seconds_estimate(figures, scale, backend)
-            hours = (sum(estimate(r) for r in shared) / 3600.0 if backend == "gem5"
+            hours = (sum(estimate(r) for r in shared) / 3600.0 if backend == BackendName.GEM5
                      else math.nan)
             click.echo(f"together: {len(shared)} distinct runs"
                        + (f", estimated {hours:.1f} host hours (one run at a time; each "
@@ -538,7 +538,7 @@ def demo(jobs) -> None:
         out = R.reproduce(name, scale, "gem5", say=_say, source="committed")
         click.echo(f"figure (committed): {out.figure}")
     backend = _best_backend()
-    if backend == "gem5":
+    if backend == BackendName.GEM5:
         from schedlab.backends.gem5.binary import find_gem5
         find_gem5()
         _say("demo: GEM5 is set, so the live campaign runs on gem5")

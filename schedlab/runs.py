@@ -12,64 +12,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
-import shlex
-import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from schedlab.guest import kernel
-
-from schedlab.guest import numa, policies, programs
-
 from schedlab import paths
-
-from schedlab.backends import qemu
-
-from schedlab.guest import workloads
+from schedlab.backends.backend import BackendName, CpuModel, backend_name, cpu_model, get_backend
+from schedlab.backends.gem5.backend import check_sampling
+from schedlab.backends.gem5.plan import BoardPlan
 from schedlab.errors import UserError
-from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan, plan_from_dict
-from schedlab.backends.gem5.stats import region_metrics, task_metrics
+from schedlab.guest import kernel, numa, policies, programs, workloads
+from schedlab.guest.image import GuestImage, build_image, planned_image
+from schedlab.guest.payload import (SPEC, USER_BIN, Payload, check_overlay, library_path,
+                                    shared_libraries)
 from schedlab.guest.protocol import GUEST_BIN, GuestJob, GuestSpec, parse_console
-from schedlab.guest.image import GuestImage, build_image, planned_image, write_cpio
 from schedlab.guest.reproducible import artefact_hashes
-from schedlab.guest.payload import (QEMU_PAYLOAD, SPEC, USER_BIN, Payload, check_overlay,
-                                    library_path, shared_libraries)
 from schedlab.machine import MachineSpec, load_machine
 from schedlab.store import hash_file, hash_json, publish_dir
 
-BACKENDS = ("qemu", "gem5")
 SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
 # kernel-patches/0010: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
 M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
-# Host seconds a run may take unless the request says: a detailed gem5 run of a large
-# machine (Hector's 16 cores) takes hours; a first boot to the checkpoint is not counted.
-DEFAULT_TIMEOUT = {"qemu": 1800.0, "gem5": 6 * 3600.0}
-# A gem5 region of interest whose jobs all have a duration is an overrun (a workload that was
-# not stopped) past twice the longest duration plus this grace: a stopped workload takes its
-# signal in its next turn, at most one quantum of a task sharing its CPU later (the studies'
-# longest quantum is 200 ms). Without it a hung region would simulate up to DEFAULT_TIMEOUT.
-REGION_GRACE_S = 0.25
-# Per-CPU trace buffer (KiB) when a policy traces scheduler events. A QEMU run lasts seconds
-# to minutes of guest time; a gem5 run simulates milliseconds to a second, a few thousand
-# switches per CPU at most (about 100 B each), and every buffer page costs simulated
-# allocation work at each run's start and guest memory (Hector's stations have 96 MiB).
-# gem5's size is allocated once before the boot checkpoint (disk-images/rootfs/init,
-# GEM5_TRACE_BUFFER_KB), so a run pays nothing for it.
-TRACE_BUFFER_KB = {"qemu": 8192, "gem5": 1024}
-# The QEMU guest's own kernel arguments; gem5's are checkpoint.run_kernel_args.
-# no_timer_check: the boot's IO-APIC timer check counts ticks against a busy loop, and a
-# TCG guest on a loaded host can lose that race and panic ("IO-APIC + timer doesn't work!",
-# seen on a host shared with two gem5 simulations); QEMU's timer is known to work.
-# quiet: the runner's lines share ttyS0 with the kernel's messages, and a message printed
-# while the runner writes a line cuts it in two (an i8042 probe message once hid a CPU's
-# core siblings from a sweep's topology check); errors still reach the console.
-QEMU_KERNEL_ARGS = ("console=ttyS0", "quiet", "panic=-1", "no_timer_check",
-                    "schedlab.backend=qemu")
 Progress = Callable[[str], None]
 
 
@@ -99,13 +64,13 @@ class WorkloadRequest:
 class RunRequest:
     machine: str
     jobs: tuple[WorkloadRequest, ...]
-    backend: str = "qemu"
+    backend: BackendName = BackendName.QEMU
     overrides: tuple[str, ...] = ()
     policy: str | None = None
     sysctl: tuple[tuple[str, str], ...] = ()
     background: tuple[WorkloadRequest, ...] = ()
     boot_args: tuple[str, ...] = ()
-    cpu: str = "o3"
+    cpu: CpuModel = CpuModel.O3     # gem5's detailed cores (QEMU has one model)
     numa_from: str = "firmware"  # QEMU only: "firmware" (-numa tables) or "kernel" (boot args)
     # Experiment coordinates (condition, repetition, ...): part of the run's identity, so two
     # requests that differ only in their label are two runs. gem5 is deterministic: a
@@ -139,6 +104,12 @@ class RunRequest:
     # backend. A run that traces more events than it holds (thousands of mixer samples) asks
     # for more; the runner resizes the buffer before the run (allocation work in its set-up).
     trace_buffer_kb: int | None = None
+
+    def __post_init__(self):
+        # Names from the command line, a campaign's JSON or SLURM's pickles become the enums
+        # here, once; an unknown one is a one-line error.
+        object.__setattr__(self, "backend", backend_name(self.backend))
+        object.__setattr__(self, "cpu", cpu_model(self.cpu))
 
 
 @dataclass(frozen=True)
@@ -228,9 +199,6 @@ def _check_warm_caches(request: RunRequest) -> int | None:
     """The launcher's --caches-on-us for ``request.warm_caches`` (None: not asked for)."""
     if request.warm_caches is None:
         return None
-    if request.backend != "gem5" or not request.fast_forward or request.cpu == "atomic":
-        raise UserError("--warm-caches bypasses the caches while gem5 fast-forwards: it needs "
-                        "--backend gem5 with --fast-forward and --cpu timing or o3")
     if request.warm_caches < 0:
         raise UserError(f"--warm-caches must not be negative, not {request.warm_caches} s")
     return round(request.warm_caches * 1e6)
@@ -239,7 +207,7 @@ def _check_warm_caches(request: RunRequest) -> int | None:
 def _trace_buffer_kb(request: RunRequest) -> int:
     """The run's per-CPU trace buffer (KiB): the request's, else the backend's."""
     if request.trace_buffer_kb is None:
-        return TRACE_BUFFER_KB[request.backend]
+        return get_backend(request.backend).trace_buffer_kb
     if not 64 <= request.trace_buffer_kb <= 1 << 20:
         raise UserError(f"the trace buffer must be 64 KiB to 1 GiB per CPU, not "
                         f"{request.trace_buffer_kb} KiB")
@@ -268,10 +236,8 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     """Resolve a request into a spec (building kernel, image and programs as needed; with
     ``build=False`` only naming them by their build keys, which is all the run id needs:
     listings and staleness checks compute ids without building)."""
-    if request.backend not in BACKENDS:
-        raise UserError(f"unknown backend {request.backend!r}; choose one of {', '.join(BACKENDS)}")
-    if request.backend == "gem5" and request.cpu not in CPU_TYPES:
-        raise UserError(f"unknown gem5 CPU {request.cpu!r}; choose one of {', '.join(CPU_TYPES)}")
+    runner = get_backend(request.backend)
+    runner.check(request)
     if request.numa_from not in ("firmware", "kernel"):
         raise UserError("--numa-from must be 'firmware' or 'kernel'")
     if not request.jobs:
@@ -313,10 +279,7 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     env = (("LD_LIBRARY_PATH", library_path(libraries)),) if libraries else ()
     sysctl_wanted = {**{k: str(v) for k, v in policy.get("sysctl", {}).items()},
                      **dict(request.sysctl)}
-    if request.attribute_tasks:
-        if request.backend != "gem5":
-            raise UserError("--attribute-tasks needs the gem5 backend (--backend gem5): it "
-                            "uses a gem5 instruction that other machines do not have")
+    if request.attribute_tasks:      # the backend refused it unless it is gem5
         sysctl_wanted[M5_SWITCH_SYSCTL] = "1"
     elif sysctl_wanted.get(M5_SWITCH_SYSCTL, "0") != "0":
         raise UserError(f"{M5_SWITCH_SYSCTL} is set by --attribute-tasks (gem5 only); on any "
@@ -324,10 +287,8 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     _check_timeslice(sysctl_wanted, machine)
     sysctl = tuple(sorted(sysctl_wanted.items()))
     sampling = check_sampling(request, machine)
-    boot_args = [*policy.get("boot_args", []), *request.boot_args]
-    if request.backend == "qemu" and request.numa_from == "kernel" and len(machine.nodes) > 1:
-        boot_args += numa.numa_boot_args(
-            [list(n) for n in machine.nodes], None, machine.node_distances())
+    boot_args = [*policy.get("boot_args", []), *request.boot_args,
+                 *runner.boot_args(request, machine)]
 
     if build:
         kern = kernel.build_kernel(progress=progress, tick_hz=machine.tick_hz)
@@ -337,8 +298,6 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     spec = {
         "machine": machine.to_dict(),
         "backend": request.backend,
-        "cpu": request.cpu if request.backend == "gem5" else None,
-        "numa_from": request.numa_from if request.backend == "qemu" else None,
         "kernel": kern.hash,
         "image": image.hash,
         "policy": {"name": policy_name, **policy},
@@ -360,16 +319,14 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
         spec["libraries"] = {g: hash_file(p) for g, p in sorted(libraries.items())}
     if overlays:
         spec["overlay"] = Payload(trees=overlays).identity()
-    if request.backend == "gem5":
-        spec["fast_forward"] = request.fast_forward
     if request.warm_caches is not None:  # only when on, so other runs keep their ids
         spec["warm_caches"] = request.warm_caches
     if sampling is not None:  # only when on, so other runs keep their ids
         spec["sampling"] = sampling.to_dict()
-    # What the backend adds is part of the run's identity too: results made with another
-    # kernel command line or other gem5 model code must not be taken for this run's.
-    plan = plan_from_dict(machine.to_dict()) if request.backend == "gem5" else None
-    spec.update(_backend_identity(machine, plan, boot_args))
+    # What the backend adds is part of the run's identity too (its core model, the whole
+    # kernel command line, gem5's model code): results made otherwise are not this run's.
+    identity, plan = runner.identity(request, machine, boot_args)
+    spec.update(identity)
     digest = hash_json(spec)
     names = "+".join(dict.fromkeys(j.name for j in jobs))
     jobs = tuple(jobs)
@@ -381,59 +338,6 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
         trace_buffer_kb=spec["trace_buffer_kb"], env=env, seed=request.seed)
     return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan,
                        payload)
-
-
-def sampling_plan(request: RunRequest):
-    """The request's sampling schedule (or None), checked against its backend and cores."""
-    if request.sampling is None:
-        return None
-    from schedlab.backends.gem5.sampling import parse_sampling
-    if request.backend != "gem5":
-        raise UserError("--sampling needs the gem5 backend (--backend gem5): it switches "
-                        "gem5's core models")
-    if not request.fast_forward or request.cpu == "atomic":
-        raise UserError("--sampling switches Atomic cores to detailed ones: it needs "
-                        "--fast-forward and --cpu timing or o3 (--cpu atomic alone is the "
-                        "misses-only mode)")
-    try:
-        return parse_sampling(request.sampling)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-
-
-def check_sampling(request: RunRequest, machine: MachineSpec):
-    """The request's sampling schedule (or None), refused where it cannot hold: off gem5,
-    without detailed cores, or where a job's region is expected to hold fewer than
-    MIN_WINDOWS windows (its instructions estimated as the campaign costs do: cachegrind's
-    count, or the duration at IPC 1), too few for a confidence interval. A region that
-    turns out shorter than estimated marks the run not ok instead (_sampled_rows)."""
-    from schedlab.backends.gem5.sampling import MIN_WINDOWS
-    from schedlab.guest.work import busy_cpus, region_instructions
-    sampling = sampling_plan(request)
-    if sampling is None:
-        return None
-    for job in request.jobs:
-        insts = region_instructions(job, machine.clock_hz,
-                                    busy_cpus(request, job, machine.cores))
-        if insts < MIN_WINDOWS * sampling.period:
-            raise UserError(
-                f"--sampling {sampling.text()}: {job.workload} ({job.size}) has about "
-                f"{insts / 1e6:.1f} M instructions per region, room for "
-                f"{int(insts // sampling.period)} windows, not {MIN_WINDOWS}: give a "
-                f"period of at most {int(insts // MIN_WINDOWS)} (e.g. smarts-dense) or "
-                f"run it without sampling")
-    return sampling
-
-
-def _backend_identity(machine: MachineSpec, plan: BoardPlan | None,
-                      boot_args: list[str]) -> dict:
-    """The guest's whole kernel command line, and on gem5 the hash of our gem5-side code."""
-    if plan is None:
-        return {"kernel_command_line": [*QEMU_KERNEL_ARGS, *boot_args]}
-    from schedlab.backends.gem5.binary import config_hash
-    from schedlab.backends.gem5.checkpoint import run_kernel_args
-    return {"kernel_command_line": run_kernel_args(machine.to_dict(), plan, boot_args),
-            "gem5_config": config_hash()}
 
 
 def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
@@ -448,10 +352,8 @@ def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
             {**prepared.spec, "request": request_to_data(prepared.request)}, indent=1) + "\n")
         (out / "machine.json").write_text(json.dumps(prepared.machine.to_dict(), indent=1) + "\n")
         (out / "guest-spec.sh").write_text(prepared.guest.render())
-        if prepared.request.backend == "qemu":
-            console_text, backend_info = _run_qemu(prepared, out, progress)
-        else:
-            console_text, backend_info = _run_gem5(prepared, out, progress)
+        runner = get_backend(prepared.request.backend)
+        console_text, backend_info = runner.execute(prepared, out, progress)
         report = parse_console(console_text, prepared.guest.nonce)
         report.artifacts.update(backend_info.pop("artifacts", {}))
         results = _results(prepared, report, backend_info, time.monotonic() - started)
@@ -461,96 +363,6 @@ def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
             dest.write_bytes(data)
         (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     return final
-
-
-def _run_qemu(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
-    req = prepared.request
-    # The payload as one file of a small initramfs loaded after the image's (Linux unpacks
-    # concatenated archives in order); the runner unpacks it as gem5's runner does.
-    payload = prepared.write_payload(out / "payload.cpio", progress)
-    run_cpio = write_cpio([f"file {QEMU_PAYLOAD} {payload} 0644 0 0"], out / "run.cpio",
-                          progress)
-    initrd = out / "initrd.cpio"
-    with open(initrd, "wb") as f:
-        for part in (prepared.image.initramfs, run_cpio):
-            with open(part, "rb") as src:
-                shutil.copyfileobj(src, f)
-    append = " ".join(prepared.spec["kernel_command_line"])
-    console = out / "console.log"
-    cmd = qemu.command(prepared.machine, prepared.kernel.bzimage, initrd, append, console,
-                       numa_tables=req.numa_from == "firmware")
-    (out / "command.txt").write_text(shlex.join(cmd) + "\n")
-    lay = qemu.layout(prepared.machine)
-    progress(f"qemu: booting {prepared.machine.name} ({prepared.machine.cores} vCPUs in "
-             f"{lay.sockets} LLC groups, {len(lay.node_cpus)} node(s))")
-    try:
-        text = qemu.boot(cmd, console, req.ready_timeout, _timeout(req), prepared.guest.nonce,
-                         progress)
-    finally:
-        for f in (initrd, run_cpio, payload):
-            f.unlink(missing_ok=True)
-    return text, {"name": "qemu", "command": cmd, "memory_mib_per_node": lay.node_mib,
-                  "booted": {**prepared.kernel.artefacts(), **prepared.image.artefacts()},
-                  "note": "QEMU TCG: functional only; caches and latencies are not modelled"}
-
-
-def _timeout(request: RunRequest) -> float:
-    return request.timeout if request.timeout else DEFAULT_TIMEOUT[request.backend]
-
-
-def region_limit(request: RunRequest) -> float | None:
-    """Simulated seconds after which a gem5 region of interest is an overrun, or None when
-    a job runs to its own end (nothing bounds its region)."""
-    if not request.jobs or any(j.duration is None for j in request.jobs):
-        return None
-    return 2 * max(j.duration for j in request.jobs) + REGION_GRACE_S
-
-
-def gem5_job(prepared: PreparedRun, progress: Progress = print, **changes):
-    """The typed gem5 job of a prepared run (``changes``: Gem5Job fields, e.g. the
-    overhead benchmark's ``hierarchy``)."""
-    from schedlab.backends.gem5.checkpoint import GuestKernel
-    from schedlab.backends.gem5.run import Gem5Job
-    req = prepared.request
-    # gem5's X86 loader takes no separate initrd: the kernel with the image built in (a
-    # cached relink).
-    with_image = kernel.build_kernel(initramfs=prepared.image.initramfs, progress=progress,
-                                     tick_hz=prepared.machine.tick_hz)
-    with tempfile.TemporaryDirectory(prefix="schedlab-payload-") as tmp:
-        payload = prepared.write_payload(Path(tmp) / "payload.cpio", progress).read_bytes()
-    fields = dict(
-        machine=prepared.machine.to_dict(), plan=prepared.plan, cpu=req.cpu,
-        kernel=GuestKernel(with_image.vmlinux, with_image.hash, prepared.image.hash),
-        kernel_args=tuple(prepared.spec["kernel_command_line"]),
-        readfile=payload, timeout=_timeout(req), region_limit=region_limit(req),
-        # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
-        # itself, so gem5's script must not add a second dump per work item; nothing
-        # reads the whole run's dump at exit (on Hector half of a 13 MB stats.txt).
-        workitem_stats=False, exit_stats=False, attribute_tasks=req.attribute_tasks,
-        fast_forward=req.fast_forward, bypass_caches=req.warm_caches is not None,
-        sampling=sampling_plan(req).text() if req.sampling else None, seed=req.seed,
-        config_hash=prepared.spec["gem5_config"])
-    return Gem5Job(**{**fields, **changes})
-
-
-def _run_gem5(prepared: PreparedRun, out: Path, progress: Progress) -> tuple[str, dict]:
-    from schedlab.backends.gem5.run import run
-    from schedlab.backends.gem5.topology import topology_problems
-    job = gem5_job(prepared, progress)
-    outcome = run(job, out, progress)
-    # One region of interest per job repetition, in the order the guest ran them.
-    requesters = prepared.plan.memory.requesters
-    regions = [region_metrics(d, requesters) for d in outcome["stats"] if d.get("schedlab.roi")]
-    attribution = (outcome.get("attribution") or {}).get("regions")
-    report = parse_console(outcome["console"], prepared.guest.nonce)
-    topology = topology_problems(prepared.plan, job.machine, report.facts)
-    return outcome["console"], {"name": "gem5", "cpu": job.cpu,
-                                "booted": {"vmlinux": job.kernel.vmlinux_sha},
-                                "stats_dumps": len(outcome["stats"]),
-                                "regions": regions, "attribution": attribution,
-                                "sampling": outcome.get("sampling"),
-                                "topology_problems": topology,
-                                "artifacts": outcome.get("artifacts", {})}
 
 
 def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) -> dict:
@@ -590,24 +402,7 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
     expected = sum(j.reps for j in prepared.guest.jobs)
     if len(rows) != expected:
         errors.append(f"expected {expected} job results, the guest reported {len(rows)}")
-    errors += [f"the guest's topology differs from the model: {p}"
-               for p in backend_info.pop("topology_problems", [])]
-    regions = backend_info.pop("regions", None)
-    attribution = backend_info.pop("attribution", None)
-    if regions is not None:
-        if len(regions) != len(rows):
-            errors.append(f"gem5 recorded {len(regions)} regions of interest for "
-                          f"{len(rows)} job results")
-        for i, (row, region) in enumerate(zip(rows, regions)):
-            row["gem5"] = region
-            if attribution is not None and i < len(attribution):
-                row["tasks"] = attribution[i]
-                mine = attribution[i].get(str(row.get("pid")))
-                if mine is not None:  # the job's main thread, charged at its switches
-                    row["gem5_task"] = task_metrics(mine)
-    sampling = backend_info.pop("sampling", None)
-    if sampling is not None:
-        errors += _sampled_rows(rows, sampling)
+    errors += get_backend(prepared.request.backend).collect(prepared, rows, backend_info)
     artefacts = {**backend_info.pop("booted", {}), **workload_artefacts(prepared)}
     return {
         "run_id": prepared.run_id,
@@ -631,45 +426,6 @@ def workload_artefacts(prepared: PreparedRun) -> dict[str, str]:
     whatever the tree builds by the time the run ends)."""
     overlay = paths.cache_dir() / "workloads" / prepared.spec["workloads"]
     return artefact_hashes({"workloads": overlay / workloads.GUEST_BIN / programs.MULTICALL})
-
-
-def _sampled_rows(rows: list[dict], sampling: dict) -> list[str]:
-    """A sampled run's rows: IPC, CPI and misses per instruction of each region's measured
-    windows with their confidence intervals (``gem5``; the busiest CPU's IPC as for full
-    runs, and per CPU and per task in ``gem5_sampling``; with attribution the job's own in
-    ``gem5_task``). The region's statistics dump counts the Atomic and detailed cores
-    apart, so of it only the simulated time is kept and the misses over the whole region
-    per instruction of every core (``<cache>_mpki_region``: the misses-only estimate of
-    the functionally warmed caches, no sampling error). A region with fewer than
-    MIN_WINDOWS windows is a problem of the run."""
-    from schedlab.backends.gem5.sampling import MIN_WINDOWS
-    from schedlab.backends.gem5.sampling_stats import region_estimates, results_metrics
-    problems = []
-    regions = sampling.get("regions", [])
-    if len(regions) != len(rows):
-        problems.append(f"gem5 sampled {len(regions)} regions for {len(rows)} job results")
-    period = sampling["plan"]["period"]
-    for row, region in zip(rows, regions):
-        summary = region_estimates(region, sampling.get("llc", "llc"))
-        whole, insts = row.get("gem5", {}), summary["region_insts"]
-        metrics = {"sim_seconds": whole.get("sim_seconds", math.nan), "insts": insts}
-        for key, value in whole.items():
-            if key.endswith("_misses"):
-                metrics[key] = value
-                metrics[key[:-len("_misses")] + "_mpki_region"] = (
-                    1000.0 * value / insts if insts else math.nan)
-        row["gem5"] = {**metrics, **results_metrics(summary)}
-        row["gem5_sampling"] = summary
-        mine = summary["tasks"].get(str(row.get("pid")))
-        if mine is not None:
-            row["gem5_task"] = mine
-        if summary["windows"] < MIN_WINDOWS:
-            problems.append(
-                f"{row['job']} rep {row['rep']}: its region of {insts} instructions held "
-                f"{summary['windows']} sampled windows at a period of {period}, fewer than "
-                f"{MIN_WINDOWS}: its intervals are not usable; sample with a shorter period "
-                f"or run it without sampling")
-    return problems
 
 
 # What names or bounds a run without changing what it simulates.

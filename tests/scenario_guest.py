@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.runs import QEMU_KERNEL_ARGS
+from schedlab.backends.qemu import QEMU_KERNEL_ARGS
 
 # A guard against hangs, not a speed target (a guest takes seconds on an idle host).
 BOOT_TIMEOUT = 300

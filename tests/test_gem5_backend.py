@@ -73,7 +73,8 @@ def test_command_line():
 
 
 def test_a_region_is_limited_only_when_every_job_has_a_duration():
-    from schedlab.runs import REGION_GRACE_S, RunRequest, WorkloadRequest, region_limit
+    from schedlab.backends.gem5.backend import REGION_GRACE_S, region_limit
+    from schedlab.runs import RunRequest, WorkloadRequest
 
     def request(*durations):
         return RunRequest(machine="clovertown-e5320-mup", backend="gem5",
@@ -457,9 +458,10 @@ def test_run_id_covers_the_kernel_command_line_and_gem5_code(monkeypatch):
                         lambda plan, extra, tick_hz: ["console=ttyS0"])
     other_args = prepared().run_id
     assert len({first.run_id, other_code, other_args}) == 3
+    from schedlab.backends.qemu import QEMU_KERNEL_ARGS
     qemu = runs.prepare(runs.RunRequest(machine="clovertown-e5320-mup", jobs=request.jobs,
                                         boot_args=("x=1",)), progress=lambda s: None)
-    assert qemu.spec["kernel_command_line"] == [*runs.QEMU_KERNEL_ARGS, "x=1"]
+    assert qemu.spec["kernel_command_line"] == [*QEMU_KERNEL_ARGS, "x=1"]
 
 
 # A stand-in for the gem5 binary that speaks our script's protocol (probe line, events,

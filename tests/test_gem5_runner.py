@@ -57,7 +57,8 @@ def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
     from schedlab.backends.gem5.plan import plan_from_dict
     from schedlab.backends.gem5.topology import topology_problems
     from schedlab.machine import load_machine
-    from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest
+    from schedlab.backends.gem5.backend import GEM5_BACKEND
+    from schedlab.runs import RunRequest, WorkloadRequest
     machine = load_machine(name).to_dict()
     cpu = "o3" if machine["pipeline"]["kind"] == "out-of-order" else "timing"
     run_dir, res = _run(RunRequest(machine=name, backend="gem5", cpu=cpu,
@@ -65,7 +66,7 @@ def test_runner_on_gem5_sees_the_model_and_measures_the_roi(name, results_dir):
     assert res["ok"], res["errors"]
     assert topology_problems(plan_from_dict(machine), machine, res["facts"]) == []
     # gem5 runs trace into small per-CPU buffers (cheap to set up, little guest memory).
-    want = TRACE_BUFFER_KB["gem5"]
+    want = GEM5_BACKEND.trace_buffer_kb
     assert want <= int(res["facts"]["trace.buffer_size_kb"]) < 1.01 * want
     job = res["jobs"][0]
     width = machine["pipeline"]["width"] if cpu == "o3" else 1
@@ -297,7 +298,8 @@ def test_a_region_whose_workload_is_not_stopped_ends_the_run(results_dir, tmp_pa
     host timeout."""
     import re
     from schedlab.backends.gem5.binary import Gem5Error
-    from schedlab.runs import RunRequest, WorkloadRequest, region_limit
+    from schedlab.backends.gem5.backend import region_limit
+    from schedlab.runs import RunRequest, WorkloadRequest
     source = tmp_path / "deaf.c"
     source.write_text('#include <signal.h>\n'
                       'int main(void) { signal(SIGTERM, SIG_IGN); for (;;) ; }\n')

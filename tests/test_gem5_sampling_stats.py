@@ -17,8 +17,8 @@ from schedlab.backends.gem5.sampling_stats import (estimates, mean_ci, ratio_ci,
                                                    t_quantile)
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
-from schedlab.runs import (RunRequest, WorkloadRequest, _sampled_rows, check_sampling,
-                           sampling_plan)
+from schedlab.backends.gem5.backend import check_sampling, sampled_rows, sampling_plan
+from schedlab.runs import RunRequest, WorkloadRequest
 
 DATA = Path(__file__).parent / "data" / "gem5"
 
@@ -154,7 +154,7 @@ def test_sampled_rows_replace_the_region_numbers():
                for _ in range(MIN_WINDOWS)]
     sampling = {"plan": {"period": 100_000}, "llc": "l2", "regions": [_region(windows)]}
     rows = _rows(1)
-    assert _sampled_rows(rows, sampling) == []
+    assert sampled_rows(rows, sampling) == []
     g = rows[0]["gem5"]
     # The dump's detailed-core IPC and its per-detailed-instruction MPKI are gone; the
     # whole region's misses per instruction of every core are kept apart.
@@ -168,7 +168,7 @@ def test_sampled_rows_replace_the_region_numbers():
 def test_too_few_windows_make_the_run_not_ok():
     windows = [{"cpus": {"0": _window(1000, 2000)}}] * (MIN_WINDOWS - 1)
     sampling = {"plan": {"period": 100_000}, "regions": [_region(windows)] * 2}
-    problems = _sampled_rows(_rows(3), sampling)
+    problems = sampled_rows(_rows(3), sampling)
     assert problems[0] == "gem5 sampled 2 regions for 3 job results"
     assert problems[1].startswith("memlat rep 1: its region of 1000000 instructions held 9 "
                                   "sampled windows at a period of 100000, fewer than 10")

@@ -48,7 +48,8 @@ def test_the_launcher_turns_the_caches_on_only_when_asked():
 
 def test_warm_caches_is_a_gem5_fast_forward_and_part_of_the_runs_identity():
     from schedlab.errors import UserError
-    from schedlab.runs import RunRequest, WorkloadRequest, gem5_job, prepare
+    from schedlab.backends.gem5.backend import gem5_job
+    from schedlab.runs import RunRequest, WorkloadRequest, prepare
     job = (WorkloadRequest("memlat", warmup=0.1),)
     for wrong in (dict(backend="qemu"), dict(backend="gem5", fast_forward=False),
                   dict(backend="gem5", cpu="atomic")):
@@ -76,13 +77,14 @@ def test_warm_caches_is_a_gem5_fast_forward_and_part_of_the_runs_identity():
 
 
 def test_trace_buffer_is_sized_per_backend():
-    from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest, prepare
+    from schedlab.backends.backend import get_backend
+    from schedlab.runs import RunRequest, WorkloadRequest, prepare
     sizes = {}
     for backend in ("qemu", "gem5"):
         request = RunRequest(machine="hector", backend=backend,
                              jobs=(WorkloadRequest("memlat", cpus="4"),))
         prepared = prepare(request, progress=lambda line: None)  # kernel and image cached
-        assert prepared.spec["trace_buffer_kb"] == TRACE_BUFFER_KB[backend]
+        assert prepared.spec["trace_buffer_kb"] == get_backend(backend).trace_buffer_kb
         text = prepared.guest.render()
         sizes[backend] = [line for line in text.splitlines()
                           if line.startswith("TRACE_BUFFER_KB=")]
@@ -144,7 +146,7 @@ def test_output_cut_before_the_end_marker_fails_the_run(tmp_path, monkeypatch):
     multicall.write_bytes(b"the workloads' binary")
     spec = GuestSpec(nonce="n1", jobs=[])
     prepared = SimpleNamespace(
-        guest=spec, request=SimpleNamespace(jobs=(), label=None), run_id="r",
+        guest=spec, request=SimpleNamespace(jobs=(), label=None, backend="qemu"), run_id="r",
         machine=SimpleNamespace(name="m"),
         spec={"policy": {"name": "default"}, "workloads": "overlay-x"},
         kernel=SimpleNamespace(hash="k"), image=SimpleNamespace(hash="i"))

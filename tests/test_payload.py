@@ -233,7 +233,7 @@ def test_boot_checkpoint_does_not_depend_on_the_workloads(tmp_path, monkeypatch)
     from schedlab.backends.gem5.checkpoint import checkpoint_key
     from schedlab.backends.gem5.binary import Gem5Binary
     from schedlab.guest import programs
-    from schedlab.runs import gem5_job
+    from schedlab.backends.gem5.backend import gem5_job
     real = programs.build_all(progress=lambda s: None)
     other = tmp_path / "workloads-v2"
     shutil.copytree(real, other, symlinks=True)
@@ -255,10 +255,10 @@ def test_boot_checkpoint_does_not_depend_on_the_workloads(tmp_path, monkeypatch)
 
 def test_runner_allocates_gem5_trace_buffer_of_the_runs_size_before_the_checkpoint():
     """The runner sizes gem5's trace buffer at boot (before the checkpoint) so that runs,
-    which ask for TRACE_BUFFER_KB["gem5"], allocate nothing: the two must agree."""
+    which ask for GEM5_BACKEND.trace_buffer_kb, allocate nothing: the two must agree."""
     import re
     from schedlab import paths
-    from schedlab.runs import TRACE_BUFFER_KB
+    from schedlab.backends.gem5.backend import GEM5_BACKEND
     init = (paths.DISK_IMAGES / "rootfs" / "init").read_text()
     assert re.search(r"^GEM5_TRACE_BUFFER_KB=(\d+)$", init, re.M).group(1) == \
-        str(TRACE_BUFFER_KB["gem5"])
+        str(GEM5_BACKEND.trace_buffer_kb)

@@ -10,7 +10,8 @@ import pytest
 from schedlab.backends import qemu
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
-from schedlab.runs import TRACE_BUFFER_KB, RunRequest, WorkloadRequest, execute, prepare
+from schedlab.backends.qemu import QEMU_BACKEND
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
 
 # Clovertown with one memory node per chip: 4 vCPUs in 2 NUMA nodes, an L2 per chip.
 TWO_NODES = ("nodes=2", "memory.latency.remote=150ns")
@@ -57,7 +58,7 @@ def test_boot_four_cpus_two_nodes_and_parse_a_workload(results_dir):
     assert facts["cpu2.domain0.span"].lstrip("0") == "c"
     # The default policy traces scheduler events into a per-CPU buffer sized for QEMU runs
     # (the kernel rounds it up to whole buffer pages).
-    want = TRACE_BUFFER_KB["qemu"]
+    want = QEMU_BACKEND.trace_buffer_kb
     assert want <= int(facts["trace.buffer_size_kb"]) < 1.01 * want
     assert [j["rep"] for j in res["jobs"]] == [1, 2]
     # The sysctls as the kernel reads them back, every digit (not the first byte alone).

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from schedlab.backends.backend import BackendName
 from schedlab.analysis.figures import FigureContext, finish
 from schedlab.analysis.slices import trace_lost_events
 from schedlab.analysis.tables import rows
@@ -342,7 +343,7 @@ def _bars(stats: pd.DataFrame, condition: str, label, ax, ylabel: str,
 
 
 def _timing_note(ctx: FigureContext) -> str:
-    return " " + QEMU_TIMING if ctx.backend == "qemu" else ""
+    return " " + QEMU_TIMING if ctx.backend == BackendName.QEMU else ""
 
 
 def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,

@@ -20,6 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from schedlab.backends.backend import BackendName
+
 WHISKERS = "bars: mean; whiskers: mean ± 2 standard deviations; n: runs per bar"
 # How paired_bars labels a change of ten times or more (a % of a near-zero base is unreadable).
 CHANGE_NOTE = " (xN: N times as much, where that is 10 or more)"
@@ -84,7 +86,7 @@ class FigureContext:
         prov = self.provenance
         parts = [f"STALE TABLE ({self.stale})."] if self.stale else []
         parts += [extra] if extra else []
-        if self.backend == "gem5":
+        if self.backend == BackendName.GEM5:
             parts.append(f"gem5 {prov.get('gem5_version', '?')} (binary "
                          f"{str(prov.get('gem5_hash', '?'))[:12]}), {prov.get('cpu', '?')} "
                          f"cores; kernel {prov.get('kernel', '?')}, image "
@@ -94,9 +96,9 @@ class FigureContext:
                          f"{prov.get('image', '?')}; {prov.get('runs', '?')} runs.")
         if self.reduction:
             parts.append(f"Scale {self.scale}: {self.reduction}.")
-        if self.notes and self.backend == "gem5":   # the notes describe the gem5 model
+        if self.notes and self.backend == BackendName.GEM5:   # the notes describe the gem5 model
             parts.append(self.notes)
-        if self.variability and self.backend == "gem5":
+        if self.variability and self.backend == BackendName.GEM5:
             parts.append(self.variability)
         return " ".join(parts)
 

@@ -71,6 +71,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from schedlab.backends.backend import BackendName
 from schedlab.analysis import placement, wakeups
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
                                        finish, metric_label, paired_bars, plain_log_ticks)
@@ -454,7 +455,7 @@ def _condition(frame: pd.DataFrame) -> pd.Series:
 
 
 def _timing_note(ctx: FigureContext) -> str:
-    if ctx.backend != "qemu":
+    if ctx.backend != BackendName.QEMU:
         return ""
     return (" On QEMU the rates are the guest's wall clock on a loaded host, and a hinting "
             "fault costs far more (relative to an access) than on gem5: regions form "
@@ -509,7 +510,7 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
 def _overheads(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
     norm = normalised(frame)
     unify = norm[norm["policy"] == "region-unify"]
-    cost = micro_schedule_cost(frame) if ctx.backend == "gem5" else pd.DataFrame()
+    cost = micro_schedule_cost(frame) if ctx.backend == BackendName.GEM5 else pd.DataFrame()
     fig, axes = plt.subplots(1, 2 if len(cost) else 1, figsize=(12 if len(cost) else 7, 4.5),
                              squeeze=False)
     ax = axes[0, 0]

@@ -10,6 +10,7 @@ catalogue's distances, unless the run asks for the topology from the kernel comm
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -17,10 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from schedlab.backends.backend import BackendName
 from schedlab.errors import UserError
-from schedlab.processes import die_with_parent
+from schedlab.guest.image import write_cpio
+from schedlab.guest.numa import numa_boot_args
+from schedlab.guest.payload import QEMU_PAYLOAD
 from schedlab.guest.protocol import READY_MARKER, parse_console
 from schedlab.machine import MachineSpec, format_cpus
+from schedlab.processes import die_with_parent
 
 QEMU = "qemu-system-x86_64"
 # TCG needs no more than this to boot and run the workloads; the catalogue's sizes (up to
@@ -138,3 +143,84 @@ def boot(cmd: list[str], console: Path, ready_timeout: float, timeout: float, no
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:200] if lines else "(console empty)"
+
+
+# The QEMU guest's own kernel arguments; gem5's are checkpoint.run_kernel_args.
+# no_timer_check: the boot's IO-APIC timer check counts ticks against a busy loop, and a
+# TCG guest on a loaded host can lose that race and panic ("IO-APIC + timer doesn't work!",
+# seen on a host shared with two gem5 simulations); QEMU's timer is known to work.
+# quiet: the runner's lines share ttyS0 with the kernel's messages, and a message printed
+# while the runner writes a line cuts it in two (an i8042 probe message once hid a CPU's
+# core siblings from a sweep's topology check); errors still reach the console.
+QEMU_KERNEL_ARGS = ("console=ttyS0", "quiet", "panic=-1", "no_timer_check",
+                    "schedlab.backend=qemu")
+
+
+class QemuBackend:
+    """QEMU TCG as a :class:`schedlab.backends.backend.Backend`: boots the kernel with the
+    image and the run's payload as initramfs parts and reads the guest's console."""
+
+    name = BackendName.QEMU
+    timing_model = False
+    default_timeout_s = 1800.0
+    # A QEMU run lasts seconds to minutes of guest time: room for every switch.
+    trace_buffer_kb = 8192
+
+    def check(self, request) -> None:
+        if request.attribute_tasks:
+            raise UserError("--attribute-tasks needs the gem5 backend (--backend gem5): it "
+                            "uses a gem5 instruction that other machines do not have")
+        if request.sampling is not None:
+            raise UserError("--sampling needs the gem5 backend (--backend gem5): it switches "
+                            "gem5's core models")
+        if request.warm_caches is not None:
+            raise UserError("--warm-caches bypasses the caches while gem5 fast-forwards: it "
+                            "needs --backend gem5 with --fast-forward and --cpu timing or o3")
+
+    def boot_args(self, request, machine: MachineSpec) -> list[str]:
+        """The NUMA layout on the command line when the run asks for it from the kernel."""
+        if request.numa_from == "kernel" and len(machine.nodes) > 1:
+            return numa_boot_args([list(n) for n in machine.nodes], None,
+                                  machine.node_distances())
+        return []
+
+    def identity(self, request, machine: MachineSpec, boot_args: list[str]):
+        return ({"cpu": None, "numa_from": request.numa_from,
+                 "kernel_command_line": [*QEMU_KERNEL_ARGS, *boot_args]}, None)
+
+    def execute(self, prepared, out: Path, progress: Progress) -> tuple[str, dict]:
+        req = prepared.request
+        # The payload as one file of a small initramfs loaded after the image's (Linux
+        # unpacks concatenated archives in order); the runner unpacks it as gem5's does.
+        payload = prepared.write_payload(out / "payload.cpio", progress)
+        run_cpio = write_cpio([f"file {QEMU_PAYLOAD} {payload} 0644 0 0"], out / "run.cpio",
+                              progress)
+        initrd = out / "initrd.cpio"
+        with open(initrd, "wb") as f:
+            for part in (prepared.image.initramfs, run_cpio):
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, f)
+        append = " ".join(prepared.spec["kernel_command_line"])
+        console = out / "console.log"
+        cmd = command(prepared.machine, prepared.kernel.bzimage, initrd, append, console,
+                      numa_tables=req.numa_from == "firmware")
+        (out / "command.txt").write_text(shlex.join(cmd) + "\n")
+        lay = layout(prepared.machine)
+        progress(f"qemu: booting {prepared.machine.name} ({prepared.machine.cores} vCPUs in "
+                 f"{lay.sockets} LLC groups, {len(lay.node_cpus)} node(s))")
+        try:
+            text = boot(cmd, console, req.ready_timeout, req.timeout or self.default_timeout_s,
+                        prepared.guest.nonce, progress)
+        finally:
+            for f in (initrd, run_cpio, payload):
+                f.unlink(missing_ok=True)
+        return text, {"name": "qemu", "command": cmd, "memory_mib_per_node": lay.node_mib,
+                      "booted": {**prepared.kernel.artefacts(), **prepared.image.artefacts()},
+                      "note": "QEMU TCG: functional only; caches and latencies are not "
+                              "modelled"}
+
+    def collect(self, prepared, rows: list[dict], info: dict) -> list[str]:
+        return []      # the guest's own results are all there is
+
+
+QEMU_BACKEND = QemuBackend()

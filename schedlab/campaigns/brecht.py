@@ -20,6 +20,7 @@ Repetitions differ in the streams' start offsets.
 
 from __future__ import annotations
 
+from schedlab.backends.backend import BackendName
 from schedlab.campaigns.experiment import Experiment
 from schedlab.machine import load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
@@ -69,7 +70,7 @@ def _streams(parallelism: int, scale: str, delay_ms: float, backend: str) -> Wor
         # applications, one round instead of 15.
         apps = APPS[parallelism]
         smaller = (("--app-args", f"{app}={GEM5_SMOKE_PROBLEMS[app]}")
-                   for app in apps.split(",")) if backend == "gem5" else ()
+                   for app in apps.split(",")) if backend == BackendName.GEM5 else ()
         return WorkloadRequest("streams", size="smoke", start_delay_ms=delay_ms,
                                args=("--streams", str(JOB_CPUS // parallelism),
                                      "--threads", str(parallelism), "--repeat", "1",

@@ -24,6 +24,7 @@ from typing import Callable
 
 import pandas as pd
 
+from schedlab.backends.backend import BackendName
 from schedlab import paths
 from schedlab.analysis.figures import provenance
 from schedlab.analysis.store import load_committed, save_committed
@@ -148,10 +149,10 @@ def note(experiment: Experiment, scale: str, backend: str, main: pd.DataFrame, r
     todo = [r for r in requests if id(r) not in have]
     command = ("python3 run.py reproduce " + experiment.name
                + (f" --scale {scale}" if scale != "smoke" else "")
-               + (f" --backend {backend}" if backend != "gem5" else ""))
+               + (f" --backend {backend}" if backend != BackendName.GEM5 else ""))
     prov = provenance(runs)
     made_by = [f"kernel `{prov.get('kernel', '?')}`", f"image `{prov.get('image', '?')}`"]
-    if backend == "gem5":
+    if backend == BackendName.GEM5:
         made_by = [f"gem5 {prov.get('gem5_version', '?')} (binary "
                    f"`{str(prov.get('gem5_hash', '?'))[:12]}`), {prov.get('cpu', '?')} cores"
                    ] + made_by
@@ -169,7 +170,7 @@ def note(experiment: Experiment, scale: str, backend: str, main: pd.DataFrame, r
              f"A later `{command}` counts them as done where its checkout gives their "
              "requests the same run ids (an id hashes the kernel, the image, the workloads "
              "and the gem5-side code)" + (" and the same gem5 binary made them" if
-             backend == "gem5" else "") + ", and makes only the others. Once every run "
+             backend == BackendName.GEM5 else "") + ", and makes only the others. Once every run "
              "exists, the full tables replace these files and this note.", "",
              "| run | run id |" + (f" {host} |" if host else ""),
              "|---|---|" + ("---|" if host else "")]

@@ -16,6 +16,7 @@ import math
 from functools import cache
 from typing import Callable, TypeVar
 
+from schedlab.backends.backend import BackendName
 from schedlab.guest.work import busy_cpus, region_instructions
 from schedlab.machine import load_machine
 from schedlab.paths import BENCH_RESULTS
@@ -62,7 +63,7 @@ def _speed(machine: str, cpu: str) -> dict | None:
 def unmeasured(requests: list[RunRequest]) -> set[str]:
     """Machines of gem5 requests without a benchmark record: their estimate is a guess."""
     return {f"{r.machine} ({r.cpu})" for r in requests
-            if r.backend == "gem5" and _speed(r.machine, r.cpu) is None}
+            if r.backend == BackendName.GEM5 and _speed(r.machine, r.cpu) is None}
 
 
 def _instructions(request: RunRequest, clock_hz: int, cores: int,
@@ -89,7 +90,7 @@ def run_host_seconds(request: RunRequest) -> float:
     """Estimated host seconds of one run (a boot to the checkpoint is not counted); NaN for
     a machine whose cores ``bench/`` has not measured (Hector's per-run cost, for one, is
     dominated by its tick on 16 slow cores, which no other machine's speed predicts)."""
-    if request.backend == "qemu":
+    if request.backend == BackendName.QEMU:
         return QEMU_RUN_S
     machine = load_machine(request.machine, request.overrides)
     speed = _speed(machine.name, request.cpu)

@@ -10,6 +10,7 @@ task). Repetitions differ in the mixer's start offset against the 1 ms timer tic
 
 from __future__ import annotations
 
+from schedlab.backends.backend import BackendName
 from schedlab.campaigns.experiment import Experiment
 from schedlab.guest import workloads
 from schedlab.runs import RunRequest, WorkloadRequest
@@ -85,10 +86,10 @@ def mixer_runs(machines: list[str], scale: str, backend: str,
                     jobs=(WorkloadRequest("mixer", size=size or SIZE[scale], sched="fifo",
                                           prio=50,
                                           start_delay_ms=OFFSETS_MS[rep]),),
-                    background=BACKGROUND, attribute_tasks=backend == "gem5",
+                    background=BACKGROUND, attribute_tasks=backend == BackendName.GEM5,
                     boot_args=IDLE_BOOT_ARGS[idle],
                     trace_buffer_kb=(TRACE_BUFFER_KB.get(size or SIZE[scale])
-                                     if backend == "gem5" else None),
+                                     if backend == BackendName.GEM5 else None),
                     label={"system": label, "cores": cores, "policy": policy, "rep": rep,
                            "idle": idle, **({"size": size} if size else {})}))
     return out

@@ -28,12 +28,20 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Callable
 
 from schedlab.errors import UserError
 from schedlab.runs import RunRequest
 
-SCALES = ("smoke", "paper")
+
+class Scale(StrEnum):
+    """How much of a figure's matrix a campaign runs (see the module's docstring)."""
+    SMOKE = "smoke"
+    PAPER = "paper"
+
+
+SCALES = tuple(s.value for s in Scale)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ the benchmarks' inputs are fixed by their checksums.
 
 from __future__ import annotations
 
+from schedlab.backends.backend import BackendName
 from schedlab.campaigns.experiment import Experiment
 from schedlab.machine import format_size, load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
@@ -95,7 +96,7 @@ def l1_affinity(machines, benchmarks, base_vectors, retentions, quanta, scale: s
                                                       warmup=WARMUP_S[scale],
                                                       **SHARED_CPU),),
                                 background=tuple(background),
-                                attribute_tasks=backend == "gem5",
+                                attribute_tasks=backend == BackendName.GEM5,
                                 label={"machine": machine, "benchmark": bench, "bv": bv,
                                        "affinity": "high" if bv == "bv_0" else "low",
                                        "l2_retention": retention, "quantum_ms": q,
@@ -135,7 +136,7 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
                         jobs=(WorkloadRequest(main, size=scale, cpus=bound(0),
                                               duration=REGION_S[scale],
                                               warmup=WARMUP_S[scale]),),
-                        background=tuple(others), attribute_tasks=backend == "gem5",
+                        background=tuple(others), attribute_tasks=backend == BackendName.GEM5,
                         label={"machine": machine, "benchmark": main,
                                "interfering": interfering, "affinity": affinity,
                                "quantum_ms": 2, "rep": rep}))

@@ -41,7 +41,7 @@ def _status(e) -> str:
 def compute() -> list[dict]:
     """The rows, computed."""
     from schedlab.campaigns.currency import currency
-    from schedlab.campaigns.experiment import registry
+    from schedlab.campaigns.experiment import Scale, registry
     from schedlab.campaigns.reproduce import estimated_hours, study_calibration, table_paths
     rows, calibrations = [], {}
     for name, e in registry().items():
@@ -50,7 +50,7 @@ def compute() -> list[dict]:
         if e.study not in calibrations:
             calibrations[e.study] = study_calibration(e.study)
         (smoke, how), (paper, _) = (estimated_hours(e, scale, calibrations[e.study])
-                                    for scale in ("smoke", "paper"))
+                                    for scale in Scale)
         rows.append({"name": name, "study": e.study, "kind": e.kind, "title": e.title,
                      "runs_smoke": len(e.requests("smoke", "gem5")),
                      "runs_paper": len(e.requests("paper", "gem5")),

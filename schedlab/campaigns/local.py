@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
+from schedlab.backends.backend import BackendName
 from schedlab import paths
 from schedlab.campaigns.cost import costliest_first, run_host_seconds
 from schedlab.errors import UserError
@@ -53,7 +54,7 @@ def run_memory_gib(requests: list[RunRequest]) -> float:
     """What the largest run of ``requests`` may take (GiB): the basis for how many run at
     once here (default_jobs) and for a SLURM task's memory request."""
     return max((GEM5_MACHINE_MEMORY_GIB.get(r.machine, RUN_MEMORY_GIB["gem5"])
-                if r.backend == "gem5" else RUN_MEMORY_GIB[r.backend] for r in requests),
+                if r.backend == BackendName.GEM5 else RUN_MEMORY_GIB[r.backend] for r in requests),
                default=RUN_MEMORY_GIB["gem5"])
 
 

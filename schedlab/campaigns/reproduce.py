@@ -28,6 +28,7 @@ from typing import Callable
 
 import pandas as pd
 
+from schedlab.backends.backend import BackendName
 from schedlab import paths
 from schedlab.analysis import brecht as brecht_analysis
 from schedlab.analysis import demarchi as demarchi_analysis
@@ -44,7 +45,7 @@ from schedlab.campaigns.cost import campaign_host_hours, run_host_seconds, unmea
 from schedlab.campaigns.currency import currency
 from schedlab.campaigns.verify import (artefact_mismatches, label_of, run_states, select,
                                        verify)
-from schedlab.campaigns.experiment import Experiment, get, label_key, registry
+from schedlab.campaigns.experiment import Experiment, Scale, get, label_key, registry
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
 from schedlab.runs import RunRequest, request_to_data, work_key
@@ -92,7 +93,7 @@ def reading_path(study: str) -> Path:
 
 
 def can_run(backend: str) -> bool:
-    return backend == "qemu" or bool(os.environ.get("GEM5"))
+    return backend == BackendName.QEMU or bool(os.environ.get("GEM5"))
 
 
 def table_paths(experiment: Experiment, scale: str, backend: str,
@@ -101,7 +102,7 @@ def table_paths(experiment: Experiment, scale: str, backend: str,
     QEMU tables committed by hand when ``committed`` (study 4's, which cannot run on gem5
     yet); else results/tables/."""
     parts = PARTS.get(experiment.name, PARTS.get(experiment.study, ("",)))
-    if backend == "gem5" or committed:
+    if backend == BackendName.GEM5 or committed:
         return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
                 for p in parts}
     root = paths.results_dir() / "tables" / experiment.study
@@ -146,7 +147,7 @@ def carried_runs(experiment: Experiment, scale: str, backend: str, dirs: list[Pa
     if not where[""].is_file():
         return carried.Carried(), where
     gem5_hash = None
-    if backend == "gem5" and can_run(backend):   # --partial needs no gem5: ids decide
+    if backend == BackendName.GEM5 and can_run(backend):   # --partial needs no gem5: ids decide
         from schedlab.backends.gem5.binary import probe
         gem5_hash = probe().hash
     found = carried.load(where, {d.name for d in dirs}, gem5_hash, say)
@@ -311,7 +312,7 @@ def run_seconds_estimate(names: list[str], scale: str, backend: str
     The campaign starts its costliest runs first by this and says the total: the studies'
     ratios differ by a factor of ten, and runs of one figure by up to five, so the plain
     model would misorder a campaign."""
-    if backend != "gem5":
+    if backend != BackendName.GEM5:
         return run_host_seconds
     ratios: dict[str, float] = {}
     calibrations: dict[str, StudyCalibration | None] = {}
@@ -338,11 +339,11 @@ def _request_key(request: RunRequest) -> str:
 def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
     """What a --dry-run prints."""
     requests = experiment.requests(scale, backend)
-    measured = measured_run_seconds(experiment) if backend == "gem5" else None
+    measured = measured_run_seconds(experiment) if backend == BackendName.GEM5 else None
     # Found once: only an experiment without committed runs of its own needs it.
-    calibration = (study_calibration(experiment.study) if backend == "gem5" and not measured
-                   else None)
-    hours, how = (estimated_hours(experiment, scale, calibration) if backend == "gem5"
+    calibration = (study_calibration(experiment.study)
+                   if backend == BackendName.GEM5 and not measured else None)
+    hours, how = (estimated_hours(experiment, scale, calibration) if backend == BackendName.GEM5
                   else (campaign_host_hours(requests), "model"))
     lines = [f"{experiment.name}: {experiment.title}",
              f"  {len(requests)} runs at {scale} scale on {backend}, estimated "
@@ -356,7 +357,7 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
                      f"{measured[1] / 60:.1f} min of gem5 host time each (its CPU time where "
                      f"recorded, else the wall clock on the host that ran them, shared with "
                      f"other work); a smoke run is priced by its own committed run")
-    other = _committed_runs(experiment)[1] if backend == "gem5" else 0
+    other = _committed_runs(experiment)[1] if backend == BackendName.GEM5 else 0
     if other:
         lines.append(f"  not counted: {other} committed smoke runs of an earlier definition "
                      f"(other work than today's requests ask for)")
@@ -687,7 +688,7 @@ def available_committed() -> list[tuple[str, str]]:
     """(experiment, scale) pairs with committed gem5 tables."""
     out = []
     for name, e in registry().items():
-        for scale in ("smoke", "paper"):
+        for scale in Scale:
             if e.implemented and all(p.is_file() for p in table_paths(e, scale, "gem5").values()):
                 out.append((name, scale))
     return out

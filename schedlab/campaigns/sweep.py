@@ -32,7 +32,8 @@ from schedlab.campaigns.experiment import check_definition
 from schedlab.campaigns.reproduce import run_requests
 from schedlab.errors import UserError
 from schedlab.machine import load_machine
-from schedlab.runs import RunRequest, WorkloadRequest, check_sampling
+from schedlab.backends.gem5.backend import check_sampling
+from schedlab.runs import RunRequest, WorkloadRequest
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
