@@ -54,7 +54,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from records import add_record_options, append_records, print_report, results_dir  # noqa: E402
-from schedlab.campaigns.reproduce import runnable  # noqa: E402
+from schedlab.campaigns.experiment import runnable  # noqa: E402
 from schedlab.errors import UserError  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 

@@ -433,7 +433,8 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
                 click.echo(line)
         if len(figures) > 1:
             shared = R.shared_requests(figures, scale, backend)
-            estimate = R.run_seconds_estimate(figures, scale, backend)
+            from schedlab.campaigns.calibration import run_seconds_estimate
+            estimate = run_seconds_estimate(figures, scale, backend)
             hours = (sum(estimate(r) for r in shared) / 3600.0 if backend == BackendName.GEM5
                      else math.nan)
             click.echo(f"together: {len(shared)} distinct runs"
@@ -532,7 +533,8 @@ def demo(jobs) -> None:
     """The main job: every figure from the committed results, a live campaign, a report."""
     from schedlab.analysis.report import build_report
     from schedlab.campaigns import reproduce as R
-    committed = R.available_committed()
+    from schedlab.campaigns.locations import available_committed
+    committed = available_committed()
     _say(f"demo: drawing {len(committed)} figure(s) from the committed gem5 results")
     for name, scale in committed:
         out = R.reproduce(name, scale, "gem5", say=_say, source="committed")

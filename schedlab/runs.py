@@ -340,6 +340,18 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
                        payload)
 
 
+def prepare_planned(request: RunRequest, run_id: str, progress: Progress = print,
+                    build: bool = True) -> PreparedRun:
+    """The request resolved again where a campaign runs it, refused if it is no longer the
+    run the campaign planned: a kernel patch or gem5-side file edited since would otherwise
+    be published under the planned id."""
+    prepared = prepare(request, progress=progress, build=build)
+    if prepared.run_id != run_id:
+        raise UserError(f"the sources changed since the campaign was planned: this run is "
+                        f"now {prepared.run_id}, not {run_id}; rerun the campaign")
+    return prepared
+
+
 def execute(prepared: PreparedRun, progress: Progress = print) -> Path:
     """Run it unless its results already exist; return ``results/<run-id>/``."""
     final = prepared.dir

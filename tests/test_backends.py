@@ -51,3 +51,18 @@ def test_the_spec_s_backend_part_comes_from_the_backend():
     assert (qemu["cpu"], qemu["numa_from"], "fast_forward" in qemu) == (None, "firmware", False)
     assert (gem5["cpu"], gem5["numa_from"], gem5["fast_forward"]) == ("o3", None, True)
     assert "gem5_config" in gem5 and "gem5_config" not in qemu
+
+
+def test_a_run_is_refused_when_the_tree_no_longer_makes_the_planned_one(monkeypatch):
+    # The worker and a SLURM task resolve their request again before running it.
+    from schedlab.runs import prepare_planned
+    request = RunRequest(machine="clovertown-e5320", jobs=JOBS, backend="gem5")
+    planned = prepare(request, progress=lambda s: None, build=False).run_id
+    assert prepare_planned(request, planned, progress=lambda s: None,
+                           build=False).run_id == planned
+    from schedlab.backends.gem5 import binary
+    monkeypatch.setattr(binary, "config_hash", lambda: "gem5-side code edited meanwhile")
+    with pytest.raises(UserError, match=f"^the sources changed since the campaign was "
+                                         f"planned: this run is now .*, not {planned}; "
+                                         f"rerun the campaign$"):
+        prepare_planned(request, planned, progress=lambda s: None, build=False)

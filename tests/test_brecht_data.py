@@ -10,7 +10,7 @@ from conftest import committed_gem5_runs_check
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns.brecht import REPS
 from schedlab.campaigns.experiment import registry
-from schedlab.campaigns.reproduce import table_paths
+from schedlab.campaigns.locations import table_paths
 
 COMMITTED = [name for name, e in registry().items() if e.study == "brecht"
              if all(p.is_file() for p in table_paths(e, "smoke", "gem5").values())]

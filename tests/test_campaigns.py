@@ -246,21 +246,21 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import reproduce
+    from schedlab.campaigns import calibration, reproduce
     from schedlab.campaigns.cost import campaign_host_hours
     monkeypatch.setattr(store, "DATA", tmp_path)
     e = get("demarchi-fig3")
-    assert reproduce.estimated_hours(e, "smoke") == (
+    assert calibration.estimated_hours(e, "smoke") == (
         pytest.approx(campaign_host_hours(e.requests("smoke", "gem5"))), "model")
     # Two rows of one run (two jobs) count once; a run without the column's value is left out.
     path = store.committed_path("demarchi", "demarchi-fig3", "smoke", "gem5")
     path.parent.mkdir(parents=True)
     pd.DataFrame({"run_id": ["a", "a", "b", "c", "d"],
                   "gem5_host_s": [600.0, 600.0, 900.0, 1500.0, None]}).to_csv(path, index=False)
-    assert reproduce.measured_run_seconds(e) == (3, 900.0)
-    smoke, how = reproduce.estimated_hours(e, "smoke")
+    assert calibration.measured_run_seconds(e) == (3, 900.0)
+    smoke, how = calibration.estimated_hours(e, "smoke")
     assert (smoke, how) == (pytest.approx(8 * 900.0 / 3600), "measured")
-    paper, how = reproduce.estimated_hours(e, "paper")
+    paper, how = calibration.estimated_hours(e, "paper")
     model_ratio = (campaign_host_hours(e.requests("paper", "gem5"))
                    / campaign_host_hours(e.requests("smoke", "gem5")))
     assert (paper, how) == (pytest.approx(smoke * model_ratio), "calibrated")
@@ -269,7 +269,7 @@ def test_committed_runs_calibrate_the_estimates(tmp_path, monkeypatch):
     # counts an hour paused); runs recorded before the column keep their wall clock.
     pd.DataFrame({"run_id": ["a", "b", "c"], "gem5_host_s": [600.0, 4500.0, 1500.0],
                   "gem5_cpu_s": [590.0, 880.0, None]}).to_csv(path, index=False)
-    assert reproduce.measured_run_seconds(e) == (3, 880.0)
+    assert calibration.measured_run_seconds(e) == (3, 880.0)
 
 
 def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_path,
@@ -278,7 +278,7 @@ def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import reproduce
+    from schedlab.campaigns import calibration, reproduce
     from schedlab.campaigns.cost import run_host_seconds
     monkeypatch.setattr(store, "DATA", tmp_path)
     tail = get("demarchi-tail")
@@ -288,12 +288,12 @@ def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_
     pd.DataFrame([{**r.label, "run_id": f"r{i}", "gem5_host_s": 100.0 * (i + 1)}
                   for i, r in enumerate(requests)]).to_csv(path, index=False)
     assert pd.read_csv(path)["size"].isna().sum() == 2
-    ratios = reproduce.own_run_ratios(tail)
+    ratios = calibration.own_run_ratios(tail)
     assert len(ratios) == len(requests)
-    estimate = reproduce.run_seconds_estimate(["demarchi-tail"], "smoke", "gem5")
+    estimate = calibration.run_seconds_estimate(["demarchi-tail"], "smoke", "gem5")
     assert [estimate(r) for r in requests] == pytest.approx(
         [100.0 * (i + 1) for i in range(len(requests))])
-    hours, how = reproduce.estimated_hours(tail, "smoke")
+    hours, how = calibration.estimated_hours(tail, "smoke")
     assert how == "measured" and hours * 3600 == pytest.approx(
         sum(100.0 * (i + 1) for i in range(len(requests))))
     assert all(run_host_seconds(r) > 0 for r in requests)
@@ -306,7 +306,7 @@ def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import reproduce
+    from schedlab.campaigns import calibration, reproduce
     from schedlab.campaigns.cost import campaign_host_hours
     monkeypatch.setattr(store, "DATA", tmp_path)
     fig3, fig4, fig7 = get("demarchi-fig3"), get("demarchi-fig4"), get("demarchi-fig7")
@@ -323,16 +323,16 @@ def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
         path.parent.mkdir(parents=True, exist_ok=True)
         pd.DataFrame({"run_id": [f"{e.name}-{i}" for i in range(4)],
                       "gem5_host_s": [seconds] * 4}).to_csv(path, index=False)
-    calibration = reproduce.study_calibration("demarchi")
-    assert calibration.ratios == {"demarchi-fig3": pytest.approx(2.0),
-                                  "demarchi-fig4": pytest.approx(4.0),
-                                  "demarchi-fig7": pytest.approx(10.0)}
+    study = calibration.study_calibration("demarchi")
+    assert study.ratios == {"demarchi-fig3": pytest.approx(2.0),
+                            "demarchi-fig4": pytest.approx(4.0),
+                            "demarchi-fig7": pytest.approx(10.0)}
     model = campaign_host_hours(tail.requests("smoke", "gem5"))
-    assert reproduce.estimated_hours(tail, "smoke") == (pytest.approx(4.0 * model), "study")
+    assert calibration.estimated_hours(tail, "smoke") == (pytest.approx(4.0 * model), "study")
     assert any("the model times 4.00" in line and "2.00 to 10.00" in line
                for line in reproduce.describe(tail, "smoke", "gem5"))
     lee = get("lee-fig17")
-    assert reproduce.estimated_hours(lee, "smoke") == (
+    assert calibration.estimated_hours(lee, "smoke") == (
         pytest.approx(campaign_host_hours(lee.requests("smoke", "gem5"))), "model")
 
 
@@ -343,7 +343,7 @@ def test_a_campaign_prices_each_run_as_its_figure_is_priced(tmp_path, monkeypatc
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import reproduce
+    from schedlab.campaigns import calibration, reproduce
     from schedlab.campaigns.cost import campaign_host_hours, costliest_first, run_host_seconds
     monkeypatch.setattr(store, "DATA", tmp_path)
     fig3, lee = get("demarchi-fig3"), get("lee-fig24")
@@ -354,21 +354,21 @@ def test_a_campaign_prices_each_run_as_its_figure_is_priced(tmp_path, monkeypatc
     path.parent.mkdir(parents=True)
     pd.DataFrame({"run_id": [f"r{i}" for i in range(4)],
                   "gem5_host_s": [20 * per_run] * 4}).to_csv(path, index=False)
-    estimate = reproduce.run_seconds_estimate(["demarchi-fig3", "demarchi-tail", "lee-fig24"],
+    estimate = calibration.run_seconds_estimate(["demarchi-fig3", "demarchi-tail", "lee-fig24"],
                                               "smoke", "gem5")
     tail = get("demarchi-tail").requests("smoke", "gem5")[0]
     ours, theirs = fig3.requests("smoke", "gem5")[0], lee.requests("smoke", "gem5")[0]
     assert estimate(ours) == pytest.approx(20 * run_host_seconds(ours))
     assert estimate(tail) == pytest.approx(20 * run_host_seconds(tail))      # its study's
     assert estimate(theirs) == pytest.approx(run_host_seconds(theirs))       # the model's
-    assert reproduce.estimated_hours(fig3, "smoke")[0] * 3600 == pytest.approx(
+    assert calibration.estimated_hours(fig3, "smoke")[0] * 3600 == pytest.approx(
         sum(estimate(r) for r in fig3.requests("smoke", "gem5")))
     # The model alone starts lee's run first (about 2400 s against 220), the calibrated
     # estimate fig3's (20 times 220).
     pair = [theirs, ours]
     assert costliest_first(pair, lambda r: r) == [theirs, ours]
     assert costliest_first(pair, lambda r: r, estimate) == [ours, theirs]
-    assert reproduce.run_seconds_estimate(["demarchi-fig3"], "smoke", "qemu") is (
+    assert calibration.run_seconds_estimate(["demarchi-fig3"], "smoke", "qemu") is (
         run_host_seconds)
 
 
@@ -380,7 +380,7 @@ def test_a_campaign_starts_the_run_its_label_measured_longest(tmp_path, monkeypa
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import reproduce
+    from schedlab.campaigns import calibration, reproduce
     from schedlab.campaigns.cost import costliest_first, run_host_seconds
     monkeypatch.setattr(store, "DATA", tmp_path)
     fig3 = get("demarchi-fig3")
@@ -395,10 +395,10 @@ def test_a_campaign_starts_the_run_its_label_measured_longest(tmp_path, monkeypa
                   **{k: [r.label[k] for r in measured] for k in ("system", "cores", "policy",
                                                                   "rep")},
                   "gem5_host_s": took}).to_csv(path, index=False)
-    estimate = reproduce.run_seconds_estimate(["demarchi-fig3"], "smoke", "gem5")
+    estimate = calibration.run_seconds_estimate(["demarchi-fig3"], "smoke", "gem5")
     for r, seconds in zip(measured, took):
         assert estimate(r) == pytest.approx(seconds)
-    ratio = reproduce.own_ratio(fig3)
+    ratio = calibration.own_ratio(fig3)
     unmeasured = [r for r in requests if r.label["rep"] == 1]
     for r in unmeasured:
         assert estimate(r) == pytest.approx(ratio * run_host_seconds(r))
@@ -416,7 +416,7 @@ def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypa
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import reproduce
+    from schedlab.campaigns import calibration, reproduce
     from schedlab.campaigns.cost import campaign_host_hours
     from schedlab.runs import work_key
     monkeypatch.setattr(store, "DATA", tmp_path)
@@ -431,12 +431,12 @@ def test_committed_runs_of_another_definition_do_not_price_it(tmp_path, monkeypa
     # A run collected before the key was recorded (d) counts, as whole old tables do.
     pd.DataFrame({"run_id": ["a", "b", "c", "d"], "gem5_host_s": [600.0, 9000.0, 9000.0, 800.0],
                   "work_key": [today, longer, longer, None]}).to_csv(path, index=False)
-    assert reproduce.measured_run_seconds(e) == (2, 700.0)
+    assert calibration.measured_run_seconds(e) == (2, 700.0)
     assert any("not counted: 2 committed smoke runs of an earlier definition" in line
                for line in reproduce.describe(e, "smoke", "gem5"))
     pd.DataFrame({"run_id": ["b", "c"], "gem5_host_s": [9000.0, 9000.0],
                   "work_key": [longer, longer]}).to_csv(path, index=False)
-    assert reproduce.estimated_hours(e, "smoke") == (
+    assert calibration.estimated_hours(e, "smoke") == (
         pytest.approx(campaign_host_hours(requests)), "model")
 
 
@@ -642,7 +642,8 @@ def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, t
     from schedlab.campaigns import reproduce as R
     from schedlab.campaigns.local import run_campaign
     monkeypatch.delenv("GEM5", raising=False)
-    monkeypatch.setattr(R, "DATA", tmp_path / "data")
+    from schedlab.campaigns import locations
+    monkeypatch.setattr(locations, "DATA", tmp_path / "data")
     said: list[str] = []
     demo = get("demo-affinity")
     requests = demo.requests("smoke", "qemu")
@@ -664,7 +665,7 @@ def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, t
     carried_table.drop(columns="wall_s").to_csv(kept, index=False)
     again = R.reproduce("demo-affinity", backend="qemu", source="partial", say=said.append)
     assert again.runs == 3
-    fresh = pd.read_csv(R.partial_paths(demo, "smoke", "qemu")[""])
+    fresh = pd.read_csv(locations.partial_paths(demo, "smoke", "qemu")[""])
     assert set(fresh["run_id"]) == carried_ids and fresh["wall_s"].notna().all()
     # A row made by other code (another run id) is named and not counted.
     foreign = carried_table.iloc[[0]].assign(run_id="clovertown-e5320--other--0123456789ab")
@@ -678,7 +679,7 @@ def test_carried_runs_count_as_done_on_another_host(guest_kernel, guest_image, t
     assert len(ran) == 5 and not ran & carried_ids
     assert any("3 of its 8 runs carried" in line for line in said), said
     assert any("1 carried run(s) were made by other code" in line for line in said), said
-    final = pd.read_csv(R.table_paths(demo, "smoke", "qemu")[""])
+    final = pd.read_csv(locations.table_paths(demo, "smoke", "qemu")[""])
     assert set(final["run_id"]) == ran | carried_ids and full.runs == 8
     assert not kept.exists(), "the full table supersedes the carried one"
     assert not kept.with_suffix(".md").exists()
@@ -764,8 +765,9 @@ def test_without_committed_tables_the_error_points_at_carried_ones(tmp_path, mon
     import pandas as pd
     from schedlab.analysis import store
     from schedlab.campaigns import carried
+    from schedlab.campaigns import locations
     from schedlab.campaigns import reproduce as R
-    monkeypatch.setattr(R, "DATA", tmp_path)
+    monkeypatch.setattr(locations, "DATA", tmp_path)
     monkeypatch.setattr(store, "DATA", tmp_path)
     with pytest.raises(UserError) as e:
         R.reproduce("brecht-fig2", source="committed", say=lambda s: None)
@@ -787,7 +789,8 @@ def test_dry_run_counts_carried_runs_by_label(tmp_path, monkeypatch):
     where = carried.paths_for(fig1, "smoke", "gem5", ("",), tmp_path)
     carried.save({"": rows}, where)
     assert carried.labelled(where[""], requests) == [i in (0, 3) for i in range(len(requests))]
-    monkeypatch.setattr(R, "DATA", tmp_path)
+    from schedlab.campaigns import locations
+    monkeypatch.setattr(locations, "DATA", tmp_path)
     line = next(x for x in R.describe(fig1, "smoke", "gem5") if "carried:" in x)
     assert f"carried: 2 of them in {where['']}" in line and f"{len(requests) - 2} to run" in line
 

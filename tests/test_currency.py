@@ -11,7 +11,7 @@ import pytest
 from schedlab.analysis.store import DATA
 from schedlab.campaigns.currency import currency, todays_run_ids
 from schedlab.campaigns.experiment import get, registry
-from schedlab.campaigns.reproduce import table_paths
+from schedlab.campaigns.locations import table_paths
 
 # "- stale: `<table file>` ..." lines of a study README's "Currency" section.
 STALE_LINE = re.compile(r"^- stale: `([^`]+)`", re.MULTILINE)

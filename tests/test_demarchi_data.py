@@ -8,7 +8,7 @@ import pytest
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns import carried, demarchi
 from schedlab.campaigns.experiment import label_key, registry
-from schedlab.campaigns.reproduce import carried_paths, table_paths
+from schedlab.campaigns.locations import carried_paths, table_paths
 from schedlab.guest import workloads
 
 

@@ -8,7 +8,7 @@ import pytest
 from schedlab.analysis.kazempour import ATTRIBUTED
 from schedlab.analysis.store import load_committed
 from schedlab.campaigns.experiment import registry
-from schedlab.campaigns.reproduce import table_paths
+from schedlab.campaigns.locations import table_paths
 
 COMMITTED = [(name, scale) for name, e in registry().items() if e.study == "kazempour"
              for scale in ("smoke", "paper")

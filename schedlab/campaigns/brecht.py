@@ -21,7 +21,8 @@ Repetitions differ in the streams' start offsets.
 from __future__ import annotations
 
 from schedlab.backends.backend import BackendName
-from schedlab.campaigns.experiment import Experiment
+from schedlab.analysis import brecht as analysis
+from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.machine import load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -97,9 +98,14 @@ def _matrix(delays, parallelisms, pools, placements):
     return matrix
 
 
+# Each run's tables: one row per run, its jobs, and the pools' placements.
+ANALYSIS = Analysis(draw=analysis.draw, collect=analysis.collect, summary=analysis.summary,
+                    parts=("", "jobs", "placements"))
+
+
 def _experiment(name, title, matrix, metric="mean_all") -> Experiment:
     return Experiment(name=name, study="brecht", kind="figure", title=title, matrix=matrix,
-                      metric=metric, repetition=REPETITION,
+                      metric=metric, repetition=REPETITION, analysis=ANALYSIS,
                       notes=_notes(),
                       reductions={"smoke": "one round of each stream's applications (paper: 15), "
                                            "2 repetitions (paper: 5); on gem5 smaller problems "

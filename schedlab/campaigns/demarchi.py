@@ -11,7 +11,8 @@ task). Repetitions differ in the mixer's start offset against the 1 ms timer tic
 from __future__ import annotations
 
 from schedlab.backends.backend import BackendName
-from schedlab.campaigns.experiment import Experiment
+from schedlab.analysis import demarchi as analysis
+from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.guest import workloads
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -135,11 +136,18 @@ def _tail(scale, backend):
             for r in mixer_runs(machine, scale, backend, size=size) if r.label["rep"] == 0]
 
 
+# Each run's tables: one row per run and the mixer's samples; the migrations map (Fig. 3)
+# also needs the tasks' turns.
+ANALYSIS = Analysis(draw=analysis.draw, collect=analysis.collect, parts=("", "samples"))
+MORE_PARTS = {"demarchi-fig3": ("samples", "turns")}
+
+
 def _experiment(name, kind, title, matrix, metric, reductions=REDUCTIONS,
                 **more) -> Experiment:
     return Experiment(name=name, study="demarchi", kind=kind, title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION, reductions=reductions,
-                      notes=NOTES, **more)
+                      notes=NOTES, analysis=ANALYSIS.with_parts(*MORE_PARTS[name])
+                      if name in MORE_PARTS else ANALYSIS, **more)
 
 
 EXPERIMENTS = (

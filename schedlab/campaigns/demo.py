@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from schedlab.analysis.figures import WHISKERS, FigureContext, condition_stats, finish
-from schedlab.campaigns.experiment import Experiment
+from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.machine import format_size, load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -62,5 +62,6 @@ EXPERIMENTS = (
     Experiment(name="demo-affinity", study="demo", kind="figure",
                title=f"memlat next to an L2-sized base vector on {MACHINE}: cache affinity "
                      f"on/off, pinned/free", matrix=matrix, metric="gem5_ipc",
-               repetition="memlat's seed", reductions={"smoke": "memlat at its smoke size"}),
+               repetition="memlat's seed", analysis=Analysis(draw=draw),
+               reductions={"smoke": "memlat at its smoke size"}),
 )

@@ -45,11 +45,24 @@ SCALES = tuple(s.value for s in Scale)
 
 
 @dataclass(frozen=True)
+class Analysis:
+    """How a study's runs become its tables, figures and summary (``schedlab.analysis``)."""
+
+    draw: Callable          # (experiment, tables or the main table, context, png) -> [pngs]
+    collect: Callable | None = None    # run directories -> {part: table}; None: one table
+    summary: Callable | None = None    # (experiment, tables) -> changes with intervals
+    parts: tuple[str, ...] = ("",)     # the tables' parts; "" is the main one
+
+    def with_parts(self, *parts: str) -> "Analysis":
+        return dataclasses.replace(self, parts=("", *parts))
+
+
+@dataclass(frozen=True)
 class Experiment:
     """One figure or table of a study, as a matrix of runs.
 
-    ``matrix(scale, backend)`` returns the run requests; ``draw`` (in
-    :mod:`schedlab.campaigns.reproduce`, ``DRAW``) turns their results table into the figure. An
+    ``matrix(scale, backend)`` returns the run requests; its :class:`Analysis` turns their
+    results into tables and the figure (:mod:`schedlab.campaigns.reproduce`). An
     experiment that cannot run yet says why in ``missing`` (for instance the scheduler it
     needs is not written yet); it is still listed and costed. An experiment that runs, but
     not yet on every backend, says why per backend in ``unavailable``: its runs on that
@@ -63,6 +76,7 @@ class Experiment:
     matrix: Callable[[str, str], list[RunRequest]]
     metric: str                                 # the main column the figure plots
     repetition: str                             # what differs between repetitions
+    analysis: Analysis                          # tables, figure and summary of its runs
     reductions: dict[str, str] = field(default_factory=dict)  # scale -> what is reduced
     missing: str = ""                           # why it cannot run yet ("" = implemented)
     notes: str = ""                             # where the model differs, shown on the figure
@@ -167,3 +181,14 @@ def get(name: str) -> Experiment:
     if name not in experiments:
         raise UserError(f"unknown figure {name!r}; 'python3 run.py reproduce --list' lists them")
     return experiments[name]
+
+
+def runnable(name: str, backend: str) -> Experiment:
+    """The experiment, if it is implemented and runs on ``backend``; else a UserError."""
+    experiment = get(name)
+    if not experiment.implemented:
+        raise UserError(f"{name} is not implemented yet: {experiment.missing}")
+    if backend in experiment.unavailable:
+        raise UserError(f"{name} does not run on {backend} yet: "
+                        f"{experiment.unavailable[backend]}")
+    return experiment

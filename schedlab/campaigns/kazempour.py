@@ -16,7 +16,8 @@ the benchmarks' inputs are fixed by their checksums.
 from __future__ import annotations
 
 from schedlab.backends.backend import BackendName
-from schedlab.campaigns.experiment import Experiment
+from schedlab.analysis import kazempour as analysis
+from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.machine import format_size, load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -177,11 +178,17 @@ NOTES_MMP = ("HI_AFF binds main copy i to core i, so on the MMP both main copies
              "chip or on both (data/kazempour/reading.md).")
 
 
+# Each run's tables: one row per job, and the benchmark's turns on its CPU.
+ANALYSIS = Analysis(draw=analysis.draw, collect=analysis.collect, summary=analysis.summary,
+                    parts=("", "turns"))
+
+
 def _experiment(name, title, matrix, metric, **kw) -> Experiment:
     experiment_b = matrix in (_ump, _mmp)
     extra = {_all_a: NOTES_NIAGARA, _mmp: NOTES_MMP}.get(matrix)
     return Experiment(name=name, study="kazempour", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION_B if experiment_b else REPETITION,
+                      analysis=ANALYSIS,
                       reductions=REDUCTIONS_B if experiment_b else REDUCTIONS,
                       notes=NOTES + (" " + extra if extra else ""), **kw)
 

@@ -42,8 +42,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schedlab.backends.backend import BackendName
+from schedlab.analysis import lee as analysis
 from schedlab.analysis.lee import pair_fits
-from schedlab.campaigns.experiment import Experiment
+from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.machine import format_size, load_machine, parse_size
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -350,11 +351,20 @@ def _reductions(extra: str, consolidated: bool) -> dict[str, str]:
     return {"smoke": "; ".join(p for p in (extra, timing, "2 repetitions") if p)}
 
 
+# Each run's tables: one row per job and the region scheduler's events; the figures of
+# several programs keep how each fared, Fig. 24 its requests.
+ANALYSIS = Analysis(draw=analysis.draw, collect=analysis.collect, summary=analysis.summary,
+                    parts=("", "events"))
+MORE_PARTS = {"lee-fig17": ("events", "programs"), "lee-fig24": ("events", "responses"),
+              "lee-fig25": ("events", "programs")}
+
+
 def _experiment(name, title, matrix, metric, repetition, extra="",
                 consolidated=False) -> Experiment:
     return Experiment(name=name, study="lee", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=repetition,
-                      reductions=_reductions(extra, consolidated))
+                      analysis=ANALYSIS.with_parts(*MORE_PARTS[name]) if name in MORE_PARTS
+                      else ANALYSIS, reductions=_reductions(extra, consolidated))
 
 
 def _fig9_smoke() -> str:

@@ -42,7 +42,8 @@ def compute() -> list[dict]:
     """The rows, computed."""
     from schedlab.campaigns.currency import currency
     from schedlab.campaigns.experiment import Scale, registry
-    from schedlab.campaigns.reproduce import estimated_hours, study_calibration, table_paths
+    from schedlab.campaigns.calibration import estimated_hours, study_calibration
+    from schedlab.campaigns.locations import table_paths
     rows, calibrations = [], {}
     for name, e in registry().items():
         standing = (currency(e, table_paths(e, "smoke", "gem5")[""], "smoke", "gem5")

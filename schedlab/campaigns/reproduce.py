@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,47 +29,28 @@ import pandas as pd
 
 from schedlab.backends.backend import BackendName
 from schedlab import paths
-from schedlab.analysis import brecht as brecht_analysis
-from schedlab.analysis import demarchi as demarchi_analysis
-from schedlab.analysis import kazempour as kazempour_analysis
-from schedlab.analysis import lee as lee_analysis
 from schedlab.analysis.figures import FigureContext, provenance
 from schedlab.analysis.placement import program_names
-from schedlab.analysis.store import (DATA, committed_path, load_committed, save_committed,
+from schedlab.analysis.store import (load_committed, save_committed,
                                      update_store)
 from schedlab.analysis.tables import table
 from schedlab.analysis.variability import caption_note, spread_for
-from schedlab.campaigns import carried, demo
+from schedlab.campaigns import carried
 from schedlab.campaigns.cost import campaign_host_hours, run_host_seconds, unmeasured
 from schedlab.campaigns.currency import currency
 from schedlab.campaigns.verify import (artefact_mismatches, label_of, run_states, select,
                                        verify)
-from schedlab.campaigns.experiment import Experiment, Scale, get, label_key, registry
+from schedlab.campaigns.calibration import (committed_runs, estimated_hours,
+                                            measured_run_seconds, request_key,
+                                            run_seconds_estimate, study_calibration)
+from schedlab.campaigns.experiment import Experiment, get, runnable
+from schedlab.campaigns.locations import (carried_paths, figures_dir, partial_paths,
+                                          reading_path, table_paths)
 from schedlab.campaigns.local import error_line, logs_dir
 from schedlab.errors import UserError
-from schedlab.runs import RunRequest, request_to_data, work_key
 from schedlab.store import write_atomic
 
 Say = Callable[[str], None]
-# Per study: how its runs become compact tables (and the tables' parts: "" is the main
-# one; an experiment named here keeps other parts than its study's), and how its figures
-# are drawn.
-COLLECT = {"demarchi": demarchi_analysis.collect, "kazempour": kazempour_analysis.collect,
-           "brecht": brecht_analysis.collect, "lee": lee_analysis.collect}
-PARTS = {"demarchi": ("", "samples"), "kazempour": ("", "turns"),
-         "brecht": ("", "jobs", "placements"), "lee": ("", "events"),
-         # Only the migrations map needs study 2's turns table; only Fig. 24 has requests;
-         # the figures of several programs keep how each one fared.
-         "demarchi-fig3": ("", "samples", "turns"),
-         "lee-fig17": ("", "events", "programs"),
-         "lee-fig24": ("", "events", "responses"),
-         "lee-fig25": ("", "events", "programs")}
-# Per study: its results summary (a table of changes with confidence intervals), shown in
-# the notebook and the report beside the study's reading (data/<study>/reading.md).
-SUMMARY = {"kazempour": kazempour_analysis.summary, "brecht": brecht_analysis.summary,
-           "lee": lee_analysis.summary}
-DRAW = {"kazempour": kazempour_analysis.draw, "demarchi": demarchi_analysis.draw,
-        "brecht": brecht_analysis.draw, "lee": lee_analysis.draw, "demo": demo.draw}
 
 
 @dataclass
@@ -81,41 +61,8 @@ class Reproduced:
     runs: int
 
 
-def figures_dir() -> Path:
-    path = paths.results_dir() / "figures"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def reading_path(study: str) -> Path:
-    """The study's written reading of its committed results (Markdown, may not exist)."""
-    return DATA / study / "reading.md"
-
-
 def can_run(backend: str) -> bool:
     return backend == BackendName.QEMU or bool(os.environ.get("GEM5"))
-
-
-def table_paths(experiment: Experiment, scale: str, backend: str,
-                committed: bool | None = None) -> dict[str, Path]:
-    """Where the experiment's compact tables live: committed (data/) for gem5, and for
-    QEMU tables committed by hand when ``committed`` (study 4's, which cannot run on gem5
-    yet); else results/tables/."""
-    parts = PARTS.get(experiment.name, PARTS.get(experiment.study, ("",)))
-    if backend == BackendName.GEM5 or committed:
-        return {p: committed_path(experiment.study, experiment.name, scale, backend, p)
-                for p in parts}
-    root = paths.results_dir() / "tables" / experiment.study
-    return {p: root / committed_path(experiment.study, experiment.name, scale, backend, p).name
-            for p in parts}
-
-
-def partial_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
-    """Where ``--partial`` writes the tables of the runs finished so far: results/tables/,
-    never data/ (``<name>--<scale>--<backend>--partial[--<part>].csv``)."""
-    root = paths.results_dir() / "tables" / experiment.study
-    return {part: root / path.name.replace(f"--{backend}", f"--{backend}--partial", 1)
-            for part, path in table_paths(experiment, scale, backend).items()}
 
 
 def run_dirs(requests) -> list[Path]:
@@ -130,12 +77,6 @@ def finished_runs(dirs: list[Path]) -> list[Path]:
     as a campaign's report counts them."""
     from schedlab.campaigns.local import finished_state
     return [d for d in dirs if finished_state(d) in ("done", "problems")]
-
-
-def carried_paths(experiment: Experiment, scale: str, backend: str) -> dict[str, Path]:
-    """Where the experiment's carried tables are (``data/<study>/partial/``)."""
-    return carried.paths_for(experiment, scale, backend,
-                             tuple(table_paths(experiment, scale, backend)), DATA)
 
 
 def carried_runs(experiment: Experiment, scale: str, backend: str, dirs: list[Path],
@@ -158,182 +99,9 @@ def carried_runs(experiment: Experiment, scale: str, backend: str, dirs: list[Pa
 
 
 def collect(experiment: Experiment, run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
-    if experiment.study in COLLECT:
-        return COLLECT[experiment.study](run_dirs)
+    if experiment.analysis.collect is not None:
+        return experiment.analysis.collect(run_dirs)
     return {"": table(run_dirs)}
-
-
-def _committed_runs(experiment: Experiment) -> tuple[pd.DataFrame, int]:
-    """One row per committed smoke-scale gem5 run of the experiment that records its host
-    time and does the work today's definition asks for, and how many others do not (their
-    ``work_key`` is none of the definition's: made under an earlier one, with other sizes or
-    arguments). Runs collected before the key was recorded count."""
-    frame = load_committed(table_paths(experiment, "smoke", "gem5")[""])
-    if frame is None or "gem5_host_s" not in frame:
-        return pd.DataFrame(), 0
-    runs = frame.drop_duplicates("run_id").dropna(subset=["gem5_host_s"])
-    if "work_key" not in runs:
-        return runs, 0
-    keys = {work_key(r) for r in experiment.requests("smoke", "gem5")}
-    today = runs["work_key"].isna() | runs["work_key"].isin(keys)
-    return runs[today], int((~today).sum())
-
-
-def measured_run_seconds(experiment: Experiment) -> tuple[int, float] | None:
-    """(runs, median gem5 host seconds per run) of the experiment's committed smoke-scale
-    gem5 runs of today's definition, or None where no committed table records them.
-
-    A run's seconds are gem5's CPU time where its table records it: the wall clock also
-    counts the time gem5 waited for a busy host's CPU or was paused."""
-    runs, _ = _committed_runs(experiment)
-    if not len(runs):
-        return None
-    return len(runs), float(_run_seconds(runs).median())
-
-
-def _run_seconds(runs: pd.DataFrame) -> pd.Series:
-    """Each run's gem5 CPU time where its table records it, else its wall clock."""
-    if "gem5_cpu_s" in runs:
-        return runs["gem5_cpu_s"].fillna(runs["gem5_host_s"])
-    return runs["gem5_host_s"]
-
-
-@dataclass(frozen=True)
-class StudyCalibration:
-    """How the bench/ model misjudges one study's gem5 runs: for each of its experiments
-    with committed smoke runs (experiments made of the same runs count once), what those
-    runs took against what the model gives them. A study's runs share machines, cores and
-    programs, so its ratio is a better guess for its unmeasured experiments than the model
-    alone; the studies' ratios differ by a factor of ten."""
-    ratios: dict[str, float]      # experiment -> measured / modelled smoke host time
-
-    @property
-    def ratio(self) -> float:
-        return float(pd.Series(list(self.ratios.values())).median())
-
-    def describe(self) -> str:
-        low, high = min(self.ratios.values()), max(self.ratios.values())
-        return (f"the model times {self.ratio:.2f}, the median ratio of measured to "
-                f"modelled host time over this study's committed experiments "
-                f"({', '.join(self.ratios)}: {low:.2f} to {high:.2f})")
-
-
-def study_calibration(study: str) -> StudyCalibration | None:
-    """The :class:`StudyCalibration` of ``study``, or None where none of its experiments
-    has committed smoke runs on gem5."""
-    ratios, seen = {}, set()
-    for name, e in registry().items():
-        if e.study != study or not e.implemented:
-            continue
-        runs, _ = _committed_runs(e)
-        if not len(runs) or frozenset(runs["run_id"]) in seen:
-            continue
-        seen.add(frozenset(runs["run_id"]))
-        ratio = own_ratio(e)
-        if ratio is not None:
-            ratios[name] = ratio
-    return StudyCalibration(ratios) if ratios else None
-
-
-def own_ratio(experiment: Experiment) -> float | None:
-    """What the experiment's committed smoke runs took against the bench/ model's estimate
-    of them (measured / modelled host time), or None without such runs or a model."""
-    measured = measured_run_seconds(experiment)
-    if measured is None:
-        return None
-    smoke = experiment.requests("smoke", "gem5")
-    model = campaign_host_hours(smoke)
-    if not model or math.isnan(model):
-        return None
-    return len(smoke) * measured[1] / 3600.0 / model
-
-
-def own_run_ratios(experiment: Experiment) -> dict[str, float]:
-    """Per label of today's smoke requests: what the experiment's committed smoke run with
-    that label took against the bench/ model's estimate of it (measured / modelled host
-    time). The model prices an experiment's runs alike where their costs differ: study 2's
-    4-core vanilla runs on machine B took two to five times its other runs. Labels do not
-    change with the code (run ids do), so a run keeps its measurement across revisions."""
-    runs, _ = _committed_runs(experiment)
-    smoke = experiment.requests("smoke", "gem5")
-    keys = sorted({k for r in smoke for k in r.label} & set(runs.columns))
-    if not keys:
-        return {}
-    seconds = _run_seconds(runs)
-    measured: dict[str, list[float]] = {}
-    for row, s in zip(runs[keys].to_dict("records"), seconds):
-        measured.setdefault(label_key(row), []).append(float(s))
-    ratios = {}
-    for r in smoke:
-        found = measured.get(label_key({k: r.label.get(k) for k in keys}))
-        model = run_host_seconds(r)
-        if found and model > 0:         # NaN: a machine bench/ has not measured
-            ratios[label_key(r.label)] = float(pd.Series(found).median()) / model
-    return ratios
-
-
-_UNSET = object()
-
-
-def estimated_hours(experiment: Experiment, scale: str,
-                    calibration: StudyCalibration | None | object = _UNSET
-                    ) -> tuple[float, str]:
-    """Host hours of the experiment's gem5 runs at ``scale``, one at a time, and how that
-    is known: "measured" (its committed smoke runs: each run's own where it is committed,
-    else the model scaled by all of them, :func:`own_ratio`), "calibrated"
-    (the bench/ model scaled by what the committed smoke runs took against the model's
-    smoke estimate), "study" (without committed runs of its own: the model scaled by its
-    study's :class:`StudyCalibration`; pass it to save finding it again) or "model"
-    (bench/ speeds alone: see schedlab/campaigns/cost.py)."""
-    requests = experiment.requests(scale, "gem5")
-    model = campaign_host_hours(requests)
-    measured = measured_run_seconds(experiment)
-    if measured is None:
-        if calibration is _UNSET:
-            calibration = study_calibration(experiment.study)
-        if isinstance(calibration, StudyCalibration):
-            return model * calibration.ratio, "study"
-        return model, "model"
-    if scale == "smoke":
-        # As the campaign prices its runs: each by its own committed run where there is one
-        # (an experiment's runs can differ tenfold), else by all of them.
-        seconds = run_seconds_estimate([experiment.name], scale, "gem5")
-        return sum(seconds(r) for r in requests) / 3600.0, "measured"
-    ratio = own_ratio(experiment)
-    return (model * ratio if ratio is not None else math.nan), "calibrated"
-
-
-def run_seconds_estimate(names: list[str], scale: str, backend: str
-                         ) -> Callable[[RunRequest], float]:
-    """Host seconds of each run of the figures: the bench/ model times the ratio of the
-    figure's committed run with its label (:func:`own_run_ratios`), else of all its
-    committed runs (:func:`own_ratio`, as its --dry-run prices it), else of its study's
-    (:class:`StudyCalibration`), else 1; a run several figures share takes the first's.
-    The campaign starts its costliest runs first by this and says the total: the studies'
-    ratios differ by a factor of ten, and runs of one figure by up to five, so the plain
-    model would misorder a campaign."""
-    if backend != BackendName.GEM5:
-        return run_host_seconds
-    ratios: dict[str, float] = {}
-    calibrations: dict[str, StudyCalibration | None] = {}
-    for name in names:
-        experiment = runnable(name, backend)
-        ratio = own_ratio(experiment)
-        if ratio is None:
-            if experiment.study not in calibrations:
-                calibrations[experiment.study] = study_calibration(experiment.study)
-            calibration = calibrations[experiment.study]
-            ratio = calibration.ratio if calibration else 1.0
-            per_run = {}
-        else:
-            per_run = own_run_ratios(experiment)
-        for r in experiment.requests(scale, backend):
-            ratios.setdefault(_request_key(r), per_run.get(label_key(r.label), ratio))
-    return lambda r: run_host_seconds(r) * ratios.get(_request_key(r), 1.0)
-
-
-def _request_key(request: RunRequest) -> str:
-    return json.dumps(request_to_data(request), sort_keys=True)
 
 
 def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
@@ -357,7 +125,7 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
                      f"{measured[1] / 60:.1f} min of gem5 host time each (its CPU time where "
                      f"recorded, else the wall clock on the host that ran them, shared with "
                      f"other work); a smoke run is priced by its own committed run")
-    other = _committed_runs(experiment)[1] if backend == BackendName.GEM5 else 0
+    other = committed_runs(experiment)[1] if backend == BackendName.GEM5 else 0
     if other:
         lines.append(f"  not counted: {other} committed smoke runs of an earlier definition "
                      f"(other work than today's requests ask for)")
@@ -387,24 +155,13 @@ def describe(experiment: Experiment, scale: str, backend: str) -> list[str]:
     return lines
 
 
-def runnable(name: str, backend: str) -> Experiment:
-    """The experiment, if it is implemented and runs on ``backend``; else a UserError."""
-    experiment = get(name)
-    if not experiment.implemented:
-        raise UserError(f"{name} is not implemented yet: {experiment.missing}")
-    if backend in experiment.unavailable:
-        raise UserError(f"{name} does not run on {backend} yet: "
-                        f"{experiment.unavailable[backend]}")
-    return experiment
-
-
 def shared_requests(names: list[str], scale: str, backend: str) -> list:
     """The runs of several experiments, each once (figures drawn from the same runs, such
     as lee-fig9 and lee-overheads, share them), in the experiments' order."""
     union = {}
     for name in names:
         for r in runnable(name, backend).requests(scale, backend):
-            union.setdefault(_request_key(r), r)
+            union.setdefault(request_key(r), r)
     return list(union.values())
 
 
@@ -418,8 +175,8 @@ def uncarried_requests(names: list[str], scale: str, backend: str, say: Say) -> 
         found, _ = carried_runs(experiment, scale, backend, dirs, say)
         for r, d in zip(requests, dirs):
             if d.name not in found.run_ids:
-                needed.setdefault(_request_key(r), r)
-    return [r for r in shared_requests(names, scale, backend) if _request_key(r) in needed]
+                needed.setdefault(request_key(r), r)
+    return [r for r in shared_requests(names, scale, backend) if request_key(r) in needed]
 
 
 def reproduce_many(names: list[str], scale: str = "smoke", backend: str = "gem5",
@@ -570,12 +327,14 @@ def reproduce(name: str, scale: str = "smoke", backend: str = "gem5", jobs: int 
                         variability=variability_note(experiment, main))
     dest = figures_dir() / (f"{name}--{scale}--{backend}"
                             + ("--partial" if source == "partial" else "") + ".png")
-    outputs = DRAW[experiment.study](experiment, tables if experiment.study in COLLECT
-                                     else main, ctx, dest)
+    analysis = experiment.analysis
+    # A study that collects several tables draws from all of them, else from the main one.
+    drawn = tables if analysis.collect is not None else main
+    outputs = analysis.draw(experiment, drawn, ctx, dest)
     sidecar = dest.with_suffix(".json")
-    summary = (SUMMARY[experiment.study](experiment, tables if experiment.study in COLLECT
-                                         else {"": main})
-               if experiment.study in SUMMARY else None)
+    summary = (analysis.summary(experiment, tables if analysis.collect is not None
+                                else {"": main})
+               if analysis.summary is not None else None)
     reading = reading_path(experiment.study)
     write_atomic(sidecar, json.dumps({
         "name": name, "study": experiment.study, "kind": experiment.kind,
@@ -682,13 +441,3 @@ def _execute(requests, name, jobs, executor, say, slurm_options, host_seconds):
         report.outcomes.append(RunOutcome(r.run_id, r.request.label, state,
                                           log_tail=r.log_tail or "", log=r.log))
     return report
-
-
-def available_committed() -> list[tuple[str, str]]:
-    """(experiment, scale) pairs with committed gem5 tables."""
-    out = []
-    for name, e in registry().items():
-        for scale in Scale:
-            if e.implemented and all(p.is_file() for p in table_paths(e, scale, "gem5").values()):
-                out.append((name, scale))
-    return out

@@ -339,6 +339,9 @@ def _run_task(prepared: PreparedRun, env: dict[str, str]) -> str:
            f"{os.environ.get('SLURM_ARRAY_TASK_ID', '0')}"
     progress(f"schedlab-slurm: task {task} on {socket.gethostname()} (pid {os.getpid()}): "
              f"run {run_id} (label {json.dumps(prepared.request.label)}) into {results}")
+    # The tree the task runs from must still make the planned run (the pickled spec names
+    # the planned one; gem5's script and the guest come from the tree as it is now).
+    runs.prepare_planned(prepared.request, run_id, progress=_quiet, build=False)
     with run_lock(results, run_id, blocking=True):
         if (results / run_id / "results.json").is_file():
             progress(f"schedlab-slurm: run {run_id} was already done; nothing to do")

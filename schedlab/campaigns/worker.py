@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from schedlab.errors import UserError
-from schedlab.runs import execute, prepare, request_from_data
+from schedlab.runs import execute, prepare_planned, request_from_data
 from schedlab.store import run_lock
 
 
@@ -33,10 +33,7 @@ def main(argv: list[str]) -> int:
     request = request_from_data(data["request"])
     progress = lambda s: print(s, flush=True)  # noqa: E731
     try:
-        prepared = prepare(request, progress=progress)
-        if prepared.run_id != data["run_id"]:
-            raise UserError(f"the sources changed since the campaign was planned: this run is "
-                            f"now {prepared.run_id}, not {data['run_id']}; rerun the campaign")
+        prepared = prepare_planned(request, data["run_id"], progress=progress)
         results = prepared.dir.parent
         with run_lock(results, prepared.run_id, blocking=False) as mine:
             if mine:
