@@ -1,17 +1,15 @@
 """gem5 run script of schedlab: boot a machine to a checkpoint, or restore and run.
 
 Run by gem5 (never by the host Python); ``schedlab/backends/gem5/process.py`` builds the
-command line:
+command line, which names one document of options
+(:class:`schedlab.backends.gem5.options.Gem5Options`, JSON, written by the host):
 
-    gem5.fast -d OUT configs/schedlab_gem5.py --mode boot --machine-json M.json \
-        --kernel vmlinux --command-line "console=ttyS0 ..." --checkpoint-dir CPT
-    gem5.fast -d OUT configs/schedlab_gem5.py --mode run --cpu o3 --machine-json M.json \
-        --kernel vmlinux --command-line "..." --checkpoint-dir CPT --readfile payload.cpio
+    gem5.fast --outdir OUT configs/schedlab_gem5.py --options OUT/options.json
 
 boot: Atomic cores (or KVM) boot the guest; the in-guest runner issues ``m5 checkpoint`` when
-ready; the checkpoint is written to --checkpoint-dir and gem5 exits 0.
-run:  the checkpoint is restored into cores of --cpu (same core count and memory size: the
-plan is the same) or, with --fast-forward, into Atomic cores that hand over to --cpu cores
+ready; the checkpoint is written to ``checkpoint_dir`` and gem5 exits 0.
+run:  the checkpoint is restored into cores of ``cpu`` (same core count and memory size: the
+plan is the same) or, with ``fast_forward``, into Atomic cores that hand over to ``cpu`` cores
 at each ``m5 workbegin`` and take back at each ``m5 workend``; the guest reads the run's
 payload (specification, workloads, programs) with ``m5 readfile`` and writes its results
 into the output directory with ``m5 writefile``; ``m5 workbegin``/``workend`` reset and dump the
@@ -46,6 +44,7 @@ from _m5.core import seedRandom  # noqa: E402
 from gem5.simulate.exit_event import ExitEvent  # noqa: E402
 
 from schedlab.backends.gem5.attribution import TaskAttribution, by_pid  # noqa: E402
+from schedlab.backends.gem5.options import Gem5Options  # noqa: E402
 from schedlab.backends.gem5.plan import BoardPlan, plan_from_dict  # noqa: E402
 from schedlab.backends.gem5.sampling import (MEASURE, WARMUP, SamplingSchedule,  # noqa: E402
                                              parse_sampling)
@@ -56,57 +55,15 @@ def emit(kind: str, **data) -> None:
     print(f"schedlab-{kind} {json.dumps(data, sort_keys=True)}", flush=True)
 
 
-def parse_args():
+def parse_args() -> Gem5Options:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=("boot", "run"), required=True)
-    p.add_argument("--machine-json", type=Path, required=True,
-                   help="the resolved machine (MachineSpec.to_dict()) as JSON")
-    p.add_argument("--kernel", type=Path, required=True, help="vmlinux with built-in initramfs")
-    p.add_argument("--command-line", required=True, help="kernel command line")
-    p.add_argument("--cpu", default=None, choices=("atomic", "timing", "o3", "kvm"),
-                   help="core model (boot: atomic or kvm; run: default from the machine)")
-    p.add_argument("--checkpoint-dir", type=Path, required=True)
-    p.add_argument("--readfile", type=Path, default=None, help="file served to m5 readfile")
-    p.add_argument("--hierarchy", choices=("plan", "stock", "stock-matched"), default="plan",
-                   help="stock: gem5's PrivateL1SharedL2CacheHierarchy; stock-matched: the same "
-                        "with our latencies and no prefetchers (overhead benchmark)")
-    p.add_argument("--no-workitem-stats", dest="workitem_stats", action="store_false",
-                   help="leave statistics alone at m5 workbegin/workend (the guest resets "
-                        "and dumps them itself)")
-    p.add_argument("--no-exit-stats", dest="exit_stats", action="store_false",
-                   help="run: no statistics dump when the run ends well (gem5 dumps the whole "
-                        "run's statistics at exit; the guest has dumped each region's)")
-    p.add_argument("--attribute-tasks", action="store_true",
-                   help="attribute per-CPU counters to tasks at the guest kernel's "
-                        "context-switch m5 op (m5_fail with code prev_pid << 8 | cpu)")
-    p.add_argument("--fast-forward", action="store_true",
-                   help="run: restore into Atomic cores, switch to --cpu cores at each m5 "
-                        "workbegin and back at each m5 workend (set-up at Atomic speed)")
-    p.add_argument("--bypass-caches", action="store_true",
-                   help="with --fast-forward: restore into NonCaching cores (the caches "
-                        "bypassed and empty) and hand over to Atomic cores with the caches "
-                        "at the guest's m5 switchcpu, which its launcher issues shortly "
-                        "before each region")
-    p.add_argument("--sampling", default=None, metavar="U,W,D",
-                   help="with --fast-forward: inside each region run Atomic cores and every "
-                        "U instructions (of all cores) W detailed warm-up and D measured "
-                        "instructions on --cpu cores (schedlab.backends.gem5.sampling); "
-                        "the windows' counters go to sampling.json")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of gem5's random number generator: the run's repetition seed "
-                        "(what random delays and replacement choices draw; without it gem5's "
-                        "fixed default)")
-    p.add_argument("--progress-seconds", type=float, default=30.0,
-                   help="host seconds between progress lines")
-    p.add_argument("--max-seconds", type=float, default=0.0,
-                   help="stop after this many simulated seconds (0: no limit)")
-    p.add_argument("--max-region-seconds", type=float, default=0.0,
-                   help="stop when a region of interest (m5 workbegin to workend) has lasted "
-                        "this many simulated seconds: a workload that was not stopped at its "
-                        "duration (0: no limit)")
-    p.add_argument("--max-host-seconds", type=float, default=0.0,
-                   help="stop after this many host seconds (0: no limit)")
-    return p.parse_args()
+    p.add_argument("--options", type=Path, required=True,
+                   help="the run's options (Gem5Options as JSON, written by the host)")
+    options = Gem5Options.read(p.parse_args().options)
+    problems = options.problems()
+    if problems:
+        p.error("; ".join(problems))
+    return options
 
 
 def console_panicked(outdir: Path) -> str | None:
@@ -231,7 +188,7 @@ class RunEvents:
     its run loop, where the ``instantiated`` event cannot be timed, and raises on an exit
     cause it does not know, where we report ``abnormal``.)"""
 
-    def __init__(self, args: argparse.Namespace, plan: BoardPlan, board, cpu: str,
+    def __init__(self, args: Gem5Options, plan: BoardPlan, board, cpu: str,
                  fast_forward: bool, outdir: Path):
         self.args, self.plan, self.board = args, plan, board
         self.cpu, self.fast_forward, self.outdir = cpu, fast_forward, outdir
@@ -599,7 +556,7 @@ class RunEvents:
 
 def main() -> int:
     args = parse_args()
-    plan = plan_from_dict(json.loads(args.machine_json.read_text()))
+    plan = plan_from_dict(args.machine)
     cpu = args.cpu or ("atomic" if args.mode == "boot" else plan.default_cpu)
     if args.mode == "boot" and cpu not in ("atomic", "kvm"):
         print(f"schedlab: boot needs --cpu atomic or kvm, not {cpu}", file=sys.stderr)

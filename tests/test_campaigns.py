@@ -278,7 +278,7 @@ def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import calibration, reproduce
+    from schedlab.campaigns import calibration
     from schedlab.campaigns.cost import run_host_seconds
     monkeypatch.setattr(store, "DATA", tmp_path)
     tail = get("demarchi-tail")
@@ -343,7 +343,7 @@ def test_a_campaign_prices_each_run_as_its_figure_is_priced(tmp_path, monkeypatc
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import calibration, reproduce
+    from schedlab.campaigns import calibration
     from schedlab.campaigns.cost import campaign_host_hours, costliest_first, run_host_seconds
     monkeypatch.setattr(store, "DATA", tmp_path)
     fig3, lee = get("demarchi-fig3"), get("lee-fig24")
@@ -380,7 +380,7 @@ def test_a_campaign_starts_the_run_its_label_measured_longest(tmp_path, monkeypa
     import pandas as pd
 
     from schedlab.analysis import store
-    from schedlab.campaigns import calibration, reproduce
+    from schedlab.campaigns import calibration
     from schedlab.campaigns.cost import costliest_first, run_host_seconds
     monkeypatch.setattr(store, "DATA", tmp_path)
     fig3 = get("demarchi-fig3")

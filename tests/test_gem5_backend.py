@@ -55,21 +55,23 @@ def test_version_check(version, x86, ok):
             binary.check_version(info)
 
 
-def test_command_line():
-    cmd = process.command(Path("/g/gem5.fast"), Path("/o"), mode="run",
-                       machine_json=Path("/m.json"),
-                       kernel=Path("/k/vmlinux"), kernel_args=["console=ttyS0", "pci=off"],
-                       cpu="o3", checkpoint_dir=Path("/c"), readfile=Path("/r.txt"))
-    assert cmd[:4] == ["/g/gem5.fast", "--outdir", "/o", str(binary.SCRIPT)]
-    assert cmd[cmd.index("--command-line") + 1] == "console=ttyS0 pci=off"
-    assert cmd[cmd.index("--cpu") + 1] == "o3"
-    assert cmd[cmd.index("--readfile") + 1] == "/r.txt"
-    assert "--max-region-seconds" not in cmd
-    limited = process.command(Path("/g/gem5.fast"), Path("/o"), mode="run",
-                              machine_json=Path("/m.json"), kernel=Path("/k/vmlinux"),
-                              kernel_args=[], cpu="o3", checkpoint_dir=Path("/c"),
-                              max_region_seconds=0.262)
-    assert limited[limited.index("--max-region-seconds") + 1] == "0.262"
+def test_command_line_names_one_options_document(tmp_path):
+    from schedlab.backends.gem5.options import Gem5Options
+    machine = load_machine("clovertown-e5320-mup").to_dict()
+    options = Gem5Options(mode="run", machine=machine, kernel=Path("/k/vmlinux"),
+                          command_line="console=ttyS0 pci=off", cpu="o3",
+                          checkpoint_dir=Path("/c"), readfile=Path("/r.txt"),
+                          max_region_seconds=0.262)
+    cmd = process.command(Path("/g/gem5.fast"), tmp_path, options)
+    assert cmd == ["/g/gem5.fast", "--outdir", str(tmp_path), str(binary.SCRIPT),
+                   "--options", str(tmp_path / process.OPTIONS)]
+    # What the script reads back is what the host meant, paths included.
+    assert Gem5Options.read(tmp_path / process.OPTIONS) == options
+    bad = Gem5Options.from_json(options.to_json().replace('"o3"', '"minor"')
+                                .replace('"seed"', '"sede"'))
+    assert bad.problems() == ["cpu 'minor' is not one of atomic, timing, o3, kvm",
+                              "unknown options sede"]
+    assert options.problems() == []
 
 
 def test_a_region_is_limited_only_when_every_job_has_a_duration():
@@ -477,8 +479,9 @@ if argv[0] == "--quiet" and "-c" in argv:
     print("SCHEDLAB-GEM5 24.0.0.1 1")
     sys.exit(0)
 out = Path(argv[argv.index("--outdir") + 1]); out.mkdir(parents=True, exist_ok=True)
-mode = argv[argv.index("--mode") + 1]
-cpt = Path(argv[argv.index("--checkpoint-dir") + 1])
+options = json.loads(Path(argv[argv.index("--options") + 1]).read_text())
+mode = options["mode"]
+cpt = Path(options["checkpoint_dir"])
 log = Path(os.environ["STAND_IN_LOG"])
 log.write_text(log.read_text() + mode + "\n" if log.exists() else mode + "\n")
 (out / "board.pc.com_1.device").write_text("stand-in console\n")
@@ -492,7 +495,7 @@ if mode == "boot":
     ev(event="checkpoint", tick=10, insts=5)
 else:
     assert (cpt / "m5.cpt").exists()
-    spec = Path(argv[argv.index("--readfile") + 1]).read_text()
+    spec = Path(options["readfile"]).read_text()
     (out / "board.pc.com_1.device").write_text("readfile said: " + spec)
     if spec.startswith("write"):        # the guest's m5 writefile: report and artifacts
         import io, tarfile
@@ -530,7 +533,7 @@ def test_boot_cache_and_run_layout_with_stand_in(tmp_path, monkeypatch):
     assert info["gem5_version"] == "24.0.0.1" and info["cpu"] == "timing"
     assert info["max_rss_mib"] > 0          # the process's peak memory, from wait4
     assert "extra=1" in info["checkpoint"]["kernel_args"]
-    assert info["command"][info["command"].index("--cpu") + 1] == "timing"
+    assert info["options"]["cpu"] == "timing" and info["options"]["mode"] == "run"
     assert [e["event"] for e in info["events"]][-1] == "exit"
     # The checkpoint's memory is kept uncompressed, the same bytes (gem5 reads either).
     (pmem,) = (tmp_path / "cache" / "gem5-checkpoints").glob("*/cpt/*.pmem")

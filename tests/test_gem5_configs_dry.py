@@ -241,17 +241,16 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
         raise _Instantiate()
 
     m5.instantiate = instantiate
-    machine_json = work / "machine.json"
-    machine_json.write_text(json.dumps(load_machine(machine).to_dict()))
     (work / "cpt").mkdir(exist_ok=True)
     (work / "cpt" / "m5.cpt").write_text("")  # only its existence is checked before restore
     # The command line exactly as the host backend builds it (binary and --outdir dropped).
+    from schedlab.backends.gem5.options import Gem5Options
     from schedlab.backends.gem5.process import command
-    cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
-                  kernel=Path("/vmlinux"), kernel_args=["console=ttyS0", "pci=off"], cpu=cpu,
-                  checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
-                  hierarchy=hierarchy, attribute_tasks=True, workitem_stats=False,
-                  fast_forward=fast_forward == "ff")
+    cmd = command(Path("/gem5.fast"), work, Gem5Options(
+        mode=mode, machine=load_machine(machine).to_dict(), kernel=Path("/vmlinux"),
+        command_line="console=ttyS0 pci=off", cpu=cpu, checkpoint_dir=work / "cpt",
+        readfile=work / "spec.txt", hierarchy=hierarchy, attribute_tasks=True,
+        workitem_stats=False, fast_forward=fast_forward == "ff"))
     script = Path(cmd[3])
     assert script == REPO / "configs" / "schedlab_gem5.py"
     sys.argv = cmd[3:]

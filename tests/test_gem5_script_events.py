@@ -103,6 +103,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
     import m5
     import m5.options
 
+    from schedlab.backends.gem5.options import Gem5Options
     from schedlab.backends.gem5.process import command
     from schedlab.machine import load_machine
 
@@ -170,16 +171,15 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
     m5.switchCpus = lambda board, pairs: calls.append(
         ["switchCpus", [type(new).__name__ for _, new in pairs]])
 
-    machine_json = work / "machine.json"
-    machine_json.write_text(json.dumps(load_machine("clovertown-e5320-mup").to_dict()))
     (work / "cpt").mkdir(exist_ok=True)
     (work / "cpt" / "m5.cpt").write_text("")
-    cmd = command(Path("/gem5.fast"), work, mode=mode, machine_json=machine_json,
-                  kernel=Path("/vmlinux"), kernel_args=["console=ttyS0"], cpu=cpu,
-                  checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
-                  progress_seconds=progress_seconds, max_host_seconds=max_host_seconds,
-                  attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
-                  bypass_caches=bypass_caches, exit_stats=exit_stats)
+    cmd = command(Path("/gem5.fast"), work, Gem5Options(
+        mode=mode, machine=load_machine("clovertown-e5320-mup").to_dict(),
+        kernel=Path("/vmlinux"), command_line="console=ttyS0", cpu=cpu,
+        checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
+        progress_seconds=progress_seconds, max_host_seconds=max_host_seconds,
+        attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
+        bypass_caches=bypass_caches, exit_stats=exit_stats))
     script = Path(cmd[3])
     sys.argv = cmd[3:]
     import contextlib

@@ -141,7 +141,7 @@ def gem5_side_files(repo: Path = paths.REPO) -> list[Path]:
     return [*sorted(configs.glob("*.py")), *sorted((configs / COMPONENTS.name).glob("*.py")),
             repo / "schedlab" / "__init__.py", here.parent / "__init__.py",
             here / "__init__.py", here / "plan.py", here / "attribution.py",
-            here / "sampling.py"]
+            here / "sampling.py", here / "options.py"]
 
 
 def config_hash(repo: Path = paths.REPO) -> str:

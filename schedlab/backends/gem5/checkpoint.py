@@ -19,6 +19,7 @@ from typing import Callable
 
 from schedlab import paths
 from schedlab.backends.gem5.binary import Gem5Binary, Gem5Error, config_hash, probe
+from schedlab.backends.gem5.options import Gem5Options
 from schedlab.backends.gem5.plan import BoardPlan, boot_args as plan_boot_args
 from schedlab.backends.gem5.process import CONSOLE, command, execute
 from schedlab.guest import reproducible
@@ -149,11 +150,11 @@ def _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, ke
     logs = checkpoint_root() / "boot-logs" / f"{key}-{os.getpid()}"
     shutil.rmtree(logs, ignore_errors=True)
     with publish_dir(final) as tmp:
-        machine_json = tmp / "machine.json"
-        machine_json.write_text(json.dumps(machine, indent=1, sort_keys=True))
-        cmd = command(binary.path, logs, mode="boot", machine_json=machine_json,
-                      kernel=kernel.vmlinux, kernel_args=kernel_args, cpu=cpu,
-                      checkpoint_dir=tmp / "cpt", max_host_seconds=BOOT_HOST_LIMIT_S)
+        (tmp / "machine.json").write_text(json.dumps(machine, indent=1, sort_keys=True))
+        cmd = command(binary.path, logs, Gem5Options(
+            mode="boot", machine=machine, kernel=kernel.vmlinux,
+            command_line=" ".join(kernel_args), cpu=cpu, checkpoint_dir=tmp / "cpt",
+            max_host_seconds=BOOT_HOST_LIMIT_S))
         result = execute(cmd, logs, progress)
         if not (tmp / "cpt" / "m5.cpt").is_file():
             raise Gem5Error(f"gem5 booted {machine['name']} but wrote no checkpoint: the guest "

@@ -17,52 +17,23 @@ from pathlib import Path
 from typing import Callable
 
 from schedlab.backends.gem5.binary import SCRIPT, Gem5Error
+from schedlab.backends.gem5.options import Gem5Options
 from schedlab.processes import die_with_parent
 
 Progress = Callable[[str], None]
 
 CONSOLE = "board.pc.com_1.device"
+# In gem5's output directory: what the script is told (Gem5Options).
+OPTIONS = "options.json"
 LOG_TAIL_LINES = 25
 
 
-def command(binary: Path, outdir: Path, *, mode: str, machine_json: Path, kernel: Path,
-            kernel_args: list[str], cpu: str, checkpoint_dir: Path,
-            readfile: Path | None = None, progress_seconds: float = 30.0,
-            max_host_seconds: float = 0.0, max_region_seconds: float = 0.0,
-            hierarchy: str = "plan",
-            workitem_stats: bool = True, exit_stats: bool = True,
-            attribute_tasks: bool = False,
-            fast_forward: bool = False, bypass_caches: bool = False,
-            sampling: str | None = None, seed: int | None = None) -> list[str]:
-    """The gem5 command line (stdout/stderr are redirected by the caller)."""
-    cmd = [str(binary), "--outdir", str(outdir), str(SCRIPT), "--mode", mode,
-           "--machine-json", str(machine_json), "--kernel", str(kernel),
-           "--command-line", " ".join(kernel_args), "--cpu", cpu,
-           "--checkpoint-dir", str(checkpoint_dir),
-           "--progress-seconds", f"{progress_seconds:g}"]
-    if readfile is not None:
-        cmd += ["--readfile", str(readfile)]
-    if max_host_seconds:
-        cmd += ["--max-host-seconds", f"{max_host_seconds:g}"]
-    if max_region_seconds:
-        cmd += ["--max-region-seconds", f"{max_region_seconds:g}"]
-    if hierarchy != "plan":
-        cmd += ["--hierarchy", hierarchy]
-    if not workitem_stats:
-        cmd += ["--no-workitem-stats"]
-    if not exit_stats:
-        cmd += ["--no-exit-stats"]
-    if attribute_tasks:
-        cmd += ["--attribute-tasks"]
-    if fast_forward:
-        cmd += ["--fast-forward"]
-    if bypass_caches:
-        cmd += ["--bypass-caches"]
-    if sampling:
-        cmd += ["--sampling", sampling]
-    if seed is not None:
-        cmd += ["--seed", str(seed)]
-    return cmd
+def command(binary: Path, outdir: Path, options: Gem5Options) -> list[str]:
+    """The gem5 command line (stdout/stderr are redirected by the caller): the script and
+    its options, written as one document into gem5's output directory."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    document = options.write(outdir / OPTIONS)
+    return [str(binary), "--outdir", str(outdir), str(SCRIPT), "--options", str(document)]
 
 
 def _tail(path: Path, n: int = LOG_TAIL_LINES) -> str:

@@ -25,6 +25,7 @@ from typing import Callable
 from schedlab import paths
 from schedlab.backends.gem5.binary import Gem5Error, config_hash, probe
 from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
+from schedlab.backends.gem5.options import Gem5Options
 from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan
 from schedlab.backends.gem5.process import CONSOLE, command, execute
 from schedlab.backends.gem5.stats import parse_stats_file
@@ -91,6 +92,17 @@ class Gem5Job:
             raise UserError("bypassing the caches is a way of fast-forwarding: it needs "
                             "--fast-forward and --cpu timing or o3")
 
+    def options(self, checkpoint: Path, readfile: Path) -> Gem5Options:
+        """What the gem5 script is told to run this job from ``checkpoint``."""
+        return Gem5Options(
+            mode="run", machine=self.machine, kernel=self.kernel.vmlinux,
+            command_line=" ".join(self.kernel_args), cpu=self.cpu, checkpoint_dir=checkpoint,
+            readfile=readfile, hierarchy=self.hierarchy, workitem_stats=self.workitem_stats,
+            exit_stats=self.exit_stats, attribute_tasks=self.attribute_tasks,
+            fast_forward=self.fast_forward, bypass_caches=self.bypass_caches,
+            sampling=self.sampling, seed=self.seed,
+            max_region_seconds=self.region_limit or 0.0)
+
 
 def label_roi(dumps: list[dict], events: list[dict]) -> None:
     """Mark (``schedlab.roi`` = 1) the first dump at or after each ``m5 workend``: the
@@ -109,7 +121,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     """Restore the machine's checkpoint into ``job.cpu`` cores and run the guest spec.
 
     gem5's output directory ``run_dir/gem5`` holds gem5.stdout/.stderr, stats.txt, the
-    console, and the machine.json / readfile.txt it was given. Returns the console text,
+    console, and the options.json / readfile it was given. Returns the console text,
     the parsed statistics dumps (regions of interest marked), gem5's events, its host
     seconds and the per-task attribution (or None).
     """
@@ -119,24 +131,16 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     # Our inputs live in gem5's output directory, so nothing of the caller's is overwritten.
     outdir = run_dir / "gem5"
     outdir.mkdir(parents=True, exist_ok=True)
-    machine_json = outdir / "machine.json"
-    machine_json.write_text(json.dumps(job.machine, indent=1, sort_keys=True))
     readfile = outdir / READFILE
     if isinstance(job.readfile, bytes):
         readfile.write_bytes(job.readfile)
     else:
         readfile.write_text(job.readfile)
-    cmd = command(binary.path, outdir, mode="run", machine_json=machine_json,
-                  kernel=job.kernel.vmlinux, kernel_args=list(job.kernel_args),
-                  cpu=job.cpu, checkpoint_dir=cpt, readfile=readfile,
-                  hierarchy=job.hierarchy, workitem_stats=job.workitem_stats,
-                  exit_stats=job.exit_stats,
-                  attribute_tasks=job.attribute_tasks, fast_forward=job.fast_forward,
-                  bypass_caches=job.bypass_caches, sampling=job.sampling,
-                  max_region_seconds=job.region_limit or 0.0, seed=job.seed)
+    options = job.options(cpt, readfile)
+    cmd = command(binary.path, outdir, options)
     info = {"gem5_version": binary.version, "gem5_binary": str(binary.path),
             "gem5_hash": binary.hash, "config_hash": job.config_hash or config_hash(),
-            "command": cmd,
+            "command": cmd, "options": json.loads(options.to_json()),
             "checkpoint": meta, "cpu": job.cpu, "plan": job.plan.to_dict()}
     write_atomic(run_dir / "gem5.json", json.dumps(info, indent=1))
     try:
