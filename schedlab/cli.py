@@ -744,3 +744,37 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         _say("interrupted")
         sys.exit(130)
+
+
+@cli.command()
+@click.argument("wanted", nargs=-1, metavar="[STUDY|ID]...")
+@click.option("--plain", is_flag=True, help="Plain text, one claim a block, not a table.")
+def claims(wanted: tuple[str, ...], plain: bool) -> None:
+    """The claims ledger (data/claims.toml): each published result, ours from the committed
+    tables (no gem5), the verdict and its mechanism."""
+    from schedlab.analysis import claims as ledger
+    rows = [ledger.evaluate(c) for c in ledger.select(ledger.load_ledger(), wanted)]
+    if plain or not sys.stdout.isatty():
+        for r in rows:
+            c = r.claim
+            click.echo(f"{c.id} ({c.figure}) {r.verdict}"
+                       + (f" [stale table: {', '.join(r.stale)}]" if r.stale else ""))
+            click.echo(f"  paper: {c.numbers}")
+            for o in r.outcomes:
+                click.echo(f"  - {o.rule.what}: {o.verdict}; {o.ours or o.why}"
+                           + (f" ({o.why})" if o.ours else ""))
+            click.echo(f"  mechanism: {c.mechanism}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    table = Table(show_lines=True)
+    for name in ("ID", "paper", "ours (n per condition, 95 % interval)", "verdict",
+                 "mechanism"):
+        table.add_column(name, overflow="fold")
+    for r in rows:
+        c = r.claim
+        ours = "\n".join(f"{o.rule.what}: {o.ours or '—'} → {o.verdict} ({o.why})"
+                         for o in r.outcomes)
+        stale = f"\nstale table: {', '.join(r.stale)}" if r.stale else ""
+        table.add_row(f"{c.id}\n{c.figure}", c.numbers, ours, r.verdict + stale, c.mechanism)
+    Console().print(table)

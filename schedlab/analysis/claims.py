@@ -475,4 +475,4 @@ def select(claims: list[Claim], wanted: tuple[str, ...]) -> list[Claim]:
         else:
             raise UserError(f"unknown study or claim {w!r}; choose from "
                             f"{', '.join(STUDIES)} or {', '.join(c.id for c in claims)}")
-    return list(dict.fromkeys(out))
+    return list({c.id: c for c in out}.values())      # each once, in the order asked

@@ -1,0 +1,254 @@
+"""The claims ledger (data/claims.toml, schedlab/analysis/claims.py): each rule kind on a
+small table whose verdict is worked out by hand, the ledger's validation, and the verdicts
+the committed tables give today (a change of data that changes one shows here, in review).
+
+Hand-computing a bootstrap interval: with two runs a condition, each group's resampled mean
+is its lower run, the runs' mean or its upper run, the extremes each with probability 1/4;
+both extremes together have 1/16 = 6.25 % > 2.5 %, so the 95 % interval of the change runs
+exactly from min(other)/max(base) - 1 to max(other)/min(base) - 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from schedlab.analysis import claims as C
+from schedlab.errors import UserError
+
+STUDY, EXPERIMENT = "kazempour", "synthetic"
+
+
+def _write(tmp_path: Path, rows: list[dict], part: str = "") -> Path:
+    data = tmp_path / "data"
+    path = data / C.table_of(STUDY, EXPERIMENT, part).relative_to(C.DATA)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return data
+
+
+def _runs(values: dict[tuple[str, str], list[float]]) -> list[dict]:
+    """One row per run: (member, condition) -> the runs' values."""
+    return [{"run_id": f"{m}-{c}-{i}", "benchmark": m, "affinity": c, "ipc": v}
+            for (m, c), vs in values.items() for i, v in enumerate(vs)]
+
+
+def _rule(**kw) -> C.Rule:
+    base = dict(what="test", experiments=(EXPERIMENT,), metric=("ipc",), condition="affinity",
+                base="high", other="low")
+    return C.Rule(**{**base, **kw})
+
+
+def test_a_direction_outside_the_interval_within_the_factor_is_reproduced(tmp_path):
+    # change 91/101 - 1 = -9.90 %; interval 90/102 - 1 = -11.8 % to 92/100 - 1 = -8 %: below
+    # zero, the paper's decrease; -9.90 within 2x of the paper's -10 %.
+    data = _write(tmp_path, _runs({("art", "high"): [100, 102], ("art", "low"): [90, 92]}))
+    out = C.compute(_rule(direction="decrease", paper=-10.0), STUDY, data)
+    (m,) = out.members
+    assert m.n == 2
+    assert m.change == pytest.approx(-9.90, abs=0.01)
+    assert (m.low, m.high) == (pytest.approx(-11.76, abs=0.01), pytest.approx(-8.0, abs=0.01))
+    assert out.verdict == C.REPRODUCED
+    # The same data against a paper's -30 %: the direction holds, 9.9 is not within 2x of
+    # 30 (15 to 60): partly. Against a paper's increase: the interval excludes zero the
+    # other way: not reproduced. Within 4x of -30 (7.5 to 120): reproduced.
+    assert C.compute(_rule(direction="decrease", paper=-30.0), STUDY, data).verdict == C.PARTLY
+    assert C.compute(_rule(direction="decrease", paper=-30.0, factor=4.0), STUDY,
+                     data).verdict == C.REPRODUCED
+    against = C.compute(_rule(direction="increase", paper=10.0), STUDY, data)
+    assert against.verdict == C.NOT_REPRODUCED and against.members[0].against
+
+
+def test_an_interval_that_includes_zero_is_no_direction(tmp_path):
+    # change 101.5/105 - 1 = -3.3 %, interval 95/110 - 1 = -13.6 % to 108/100 - 1 = +8 %:
+    # the paper reports a decrease, ours is inside the variability: not reproduced.
+    data = _write(tmp_path, _runs({("art", "high"): [100, 110], ("art", "low"): [95, 108]}))
+    out = C.compute(_rule(direction="decrease", paper=-3.0), STUDY, data)
+    assert out.members[0].low < 0 < out.members[0].high
+    assert not out.members[0].holds and not out.members[0].against
+    assert out.verdict == C.NOT_REPRODUCED
+
+
+def test_fewer_than_two_runs_per_condition_give_no_direction(tmp_path):
+    # A 50 % drop from one run each: no interval, so no direction at all.
+    data = _write(tmp_path, _runs({("art", "high"): [100], ("art", "low"): [50]}))
+    out = C.compute(_rule(direction="decrease"), STUDY, data)
+    assert out.members[0].n == 1
+    assert out.verdict == C.UNTESTABLE and "fewer than 2 runs" in out.why
+
+
+def test_no_effect_claims_need_the_interval_within_the_tolerance(tmp_path):
+    # interval 100.5/101 - 1 = -0.50 % to 101.5/100 - 1 = +1.5 %: within +-2 % (reproduced);
+    # across +1 % (neither within nor wholly beyond +-1 %: undecided, not testable).
+    data = _write(tmp_path, _runs({("art", "high"): [100, 101], ("art", "low"): [100.5, 101.5]}))
+    assert C.compute(_rule(direction="none", tolerance=2.0), STUDY, data).verdict == C.REPRODUCED
+    assert C.compute(_rule(direction="none", tolerance=1.0), STUDY, data).verdict == C.UNTESTABLE
+    # interval 110/101 - 1 = +8.9 % to 111/100 - 1 = +11 %: wholly beyond +-5 %: an effect.
+    data = _write(tmp_path, _runs({("art", "high"): [100, 101], ("art", "low"): [110, 111]}))
+    assert C.compute(_rule(direction="none", tolerance=5.0), STUDY,
+                     data).verdict == C.NOT_REPRODUCED
+
+
+def test_members_need_and_the_magnitude_of_several(tmp_path):
+    # art: -9.9 % [-11.8, -8] holds; gcc: -19.8 % (81/101) [-21.6, -18] holds;
+    # mcf: [-13.6, +8] no direction. 2 of 3 hold: need all -> partly, need 2 -> reproduced;
+    # the members' mean change (-9.9 - 19.8 - 3.3) / 3 = -11.0 % is within 2x of -10 %, and
+    # the largest drop (gcc, -19.8 %) within 2x of -20 % but not of -50 %.
+    data = _write(tmp_path, _runs({("art", "high"): [100, 102], ("art", "low"): [90, 92],
+                                   ("gcc", "high"): [100, 102], ("gcc", "low"): [80, 82],
+                                   ("mcf", "high"): [100, 110], ("mcf", "low"): [95, 108]}))
+    rule = dict(direction="decrease", members=("benchmark",), paper=-10.0)
+    assert C.compute(_rule(**rule), STUDY, data).verdict == C.PARTLY
+    out = C.compute(_rule(**rule, need=2), STUDY, data)
+    assert out.verdict == C.REPRODUCED and "ours -11" in out.why
+    assert C.compute(_rule(**{**rule, "paper": -20.0}, need=2, magnitude_of="max"),
+                     STUDY, data).verdict == C.REPRODUCED
+    assert C.compute(_rule(**{**rule, "paper": -50.0}, need=2, magnitude_of="max"),
+                     STUDY, data).verdict == C.PARTLY
+    # beyond -15 %: art's -9.9 % no longer counts; gcc alone holds, need 2 -> partly.
+    assert C.compute(_rule(**rule, need=2, beyond=-15.0), STUDY, data).verdict == C.PARTLY
+    # leader: gcc drops most (reproduced); naming art instead gives partly.
+    assert C.compute(_rule(direction="decrease", members=("benchmark",), need=1,
+                           leader="gcc"), STUDY, data).verdict == C.REPRODUCED
+    assert C.compute(_rule(direction="decrease", members=("benchmark",), need=1,
+                           leader="art"), STUDY, data).verdict == C.PARTLY
+
+
+def test_a_ratio_several_rows_a_run_and_a_list_of_others(tmp_path):
+    # Two rows a run, averaged first: high runs 1.0 and 1.0, low runs (0.04 + 0.06) / 2 =
+    # 0.05 and (0.06 + 0.08) / 2 = 0.07: ratio 0.06, within 2x of the paper's 0.0664.
+    rows = [{"run_id": f"{c}{i}", "affinity": c, "ipc": v}
+            for c, runs in (("high", [[1.0, 1.0], [0.9, 1.1]]),
+                            ("low", [[0.04, 0.06], [0.06, 0.08]]))
+            for i, run in enumerate(runs) for v in run]
+    data = _write(tmp_path, rows, part="jobs")
+    out = C.compute(_rule(part="jobs", direction="decrease", paper=0.0664, scale="ratio"),
+                    STUDY, data)
+    assert out.members[0].ratio == pytest.approx(0.06)
+    assert out.verdict == C.REPRODUCED
+    # other as a list: each value a member (high against mid and against low).
+    data = _write(tmp_path, _runs({("x", "high"): [100, 102], ("x", "mid"): [90, 92],
+                                   ("x", "low"): [80, 82]}))
+    out = C.compute(_rule(direction="decrease", other=["mid", "low"]), STUDY, data)
+    assert [m.name for m in out.members] == ["mid", "low"]
+    assert out.verdict == C.REPRODUCED
+
+
+def test_untestable_rules_and_combining_parts():
+    out = C.compute(C.Rule(what="x", untestable="not in our runs"), STUDY)
+    assert (out.verdict, out.why) == (C.UNTESTABLE, "not in our runs")
+    assert C.combine([C.REPRODUCED, C.REPRODUCED]) == C.REPRODUCED
+    assert C.combine([C.REPRODUCED, C.UNTESTABLE]) == C.PARTLY
+    assert C.combine([C.NOT_REPRODUCED, C.UNTESTABLE]) == C.NOT_REPRODUCED
+    assert C.combine([C.REPRODUCED, C.NOT_REPRODUCED]) == C.PARTLY
+    assert C.combine([C.UNTESTABLE, C.UNTESTABLE]) == C.UNTESTABLE
+
+
+CLAIM = """
+[[claim]]
+id = "X1"
+study = "kazempour"
+paper = "p"
+figure = "Fig. 1"
+condition = "c"
+metric = "m"
+direction = "decrease"
+numbers = "-10 %"
+mechanism = "not yet measured"
+[[claim.rule]]
+what = "w"
+direction = "decrease"
+experiments = ["synthetic"]
+metric = "ipc"
+condition = "affinity"
+base = "high"
+other = "low"
+"""
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('numbers = "-10 %"\n', ""), "missing field(s) ['numbers']"),
+    (lambda t: t.replace('figure = "Fig. 1"', 'figure = "Fig. 1"\nfigures = "x"'),
+     "unknown key(s) ['figures']"),
+    (lambda t: t.replace('what = "w"', 'what = "w"\ncolumn = "ipc"'), "unknown key(s) ['column']"),
+    (lambda t: t.replace('study = "kazempour"', 'study = "nobody"'), "study 'nobody'"),
+    (lambda t: t.replace('direction = "decrease"\nexperiments', 'direction = "down"\nexperiments'),
+     "direction 'down'"),
+    (lambda t: t.replace('metric = "ipc"', 'derived = "ipc"'), "derived 'ipc'"),
+    (lambda t: t + t, "the id is used twice"),
+    (lambda t: t.replace('direction = "decrease"\nexperiments', 'direction = "none"\nexperiments'),
+     "needs a tolerance"),
+])
+def test_ledger_validation_is_one_line(tmp_path, edit, message):
+    path = tmp_path / "claims.toml"
+    path.write_text(CLAIM)
+    assert [c.id for c in C.load_ledger(path)] == ["X1"]
+    path.write_text(edit(CLAIM))
+    with pytest.raises(UserError) as e:
+        C.load_ledger(path)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_select_by_study_and_id_and_unknown_names():
+    ledger = C.load_ledger()
+    assert [c.id for c in C.select(ledger, ("brecht", "k1", "B1"))] == [
+        "B1", "B2", "B3", "B4", "B5", "B6", "K1"]
+    with pytest.raises(UserError, match="unknown study or claim 'Z9'.*kazempour.*B6"):
+        C.select(ledger, ("Z9",))
+
+
+# The verdicts the committed tables give today (all of them made by earlier code: stale).
+# A change of data or ledger that changes one must change this list, in review.
+COMMITTED = {
+    "K1": C.PARTLY, "K2": C.NOT_REPRODUCED, "K3": C.PARTLY, "K4": C.PARTLY, "K5": C.PARTLY,
+    "K6": C.PARTLY,
+    "D1": C.NOT_REPRODUCED, "D2": C.NOT_REPRODUCED, "D3": C.PARTLY, "D4": C.PARTLY,
+    "D5": C.PARTLY,
+    "L1": C.NOT_REPRODUCED, "L2": C.UNTESTABLE, "L3": C.PARTLY, "L4": C.NOT_REPRODUCED,
+    "L5": C.PARTLY, "L6": C.NOT_REPRODUCED,
+    "B1": C.PARTLY, "B2": C.PARTLY, "B3": C.REPRODUCED, "B4": C.PARTLY, "B5": C.PARTLY,
+    "B6": C.UNTESTABLE,
+}
+
+
+def test_the_committed_tables_verdicts():
+    ledger = C.load_ledger()
+    assert [c.id for c in ledger] == list(COMMITTED)
+    rows = {c.id: C.evaluate(c) for c in ledger}
+    assert {k: r.verdict for k, r in rows.items()} == COMMITTED
+    for r in rows.values():
+        assert r.claim.mechanism == C.NOT_MEASURED
+        tested = [o for o in r.outcomes if o.verdict != C.UNTESTABLE or o.members]
+        # Every computed part read real runs: two a condition in each member.
+        assert all(m.n >= 2 for o in tested for m in o.members)
+        # Every table a computed row used is marked stale (the README's Currency list).
+        assert bool(r.stale) == any(o.tables for o in r.outcomes)
+
+
+def test_a_rule_reads_what_the_study_module_reads():
+    """Brecht's per-run means are brecht.run_means's: the rule's sample is the figure's."""
+    from schedlab.analysis import brecht
+    rule = C.Rule(what="x", direction="decrease", experiments=("brecht-fig5",), part="jobs",
+                  metric=("response_s",), condition="placement", base="first-fit",
+                  other="worst-fit", members=("application",))
+    frame, _ = C.rule_frame(rule, "brecht")
+    jobs = pd.read_csv(C.table_of("brecht", "brecht-fig5", "jobs"))
+    ref = brecht.run_means(jobs, ["placement", "rep"])
+    ref = ref[ref["application"] != brecht.ALL]
+    merged = frame.merge(ref, on=["run_id", "application", "placement"])
+    assert len(merged) == len(frame) == len(ref)
+    assert (merged["value"] - merged["run_mean_s"]).abs().max() < 1e-12
+
+
+def test_the_command_prints_the_rows_and_refuses_unknown_names():
+    from schedlab.cli import cli
+    out = CliRunner().invoke(cli, ["claims", "--plain", "B3", "D1"])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("B3 (Fig. 2) reproduced [stale table:")
+    assert "D1 (Table I) not reproduced" in out.output
+    assert "mechanism: not yet measured" in out.output
+    bad = CliRunner().invoke(cli, ["claims", "nobody"], standalone_mode=False)
+    assert isinstance(bad.exception, UserError)
