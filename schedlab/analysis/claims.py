@@ -4,7 +4,7 @@ the committed gem5 tables by one rule family.
 A rule compares two conditions of one table: per run a value (a column, a sum of columns, or
 the mean of a run's rows), then per *member* (a benchmark, an application, a machine; or the
 whole table) the change of the ``other`` condition's mean over the ``base`` condition's, in %,
-with the bootstrap 95 % interval of ``metrics.change_with_ci`` over the runs (the interval
+with the 95 % interval of ``metrics.change_with_ci`` over the runs (Welch's t; the interval
 the figures print), and n, the runs per condition. A member holds the paper's direction when
 its interval lies on the paper's side of zero: an effect inside the interval is no direction.
 A "no effect" claim holds where the whole interval lies within its stated tolerance.
@@ -205,7 +205,7 @@ class Member:
     name: str
     n: int                             # runs per condition (the fewer of the two)
     change: float                      # % of other's mean over base's
-    low: float                         # bootstrap 95 % interval of the change
+    low: float                         # 95 % interval of the change (Welch's t)
     high: float
     ratio: float                       # other's mean over base's
     holds: bool                        # shows the paper's direction (or no effect)

@@ -168,7 +168,7 @@ SUMMARY_METRICS = {"kazempour-fig2": ("task_ipc", "task_l1i_mpi"),
 
 def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per benchmark and condition: the change of each metric from high to low affinity
-    (%), with a bootstrap 95 % confidence interval over the repetitions."""
+    (%), with a 95 % confidence interval over the repetitions (Welch's t)."""
     frame = tables[""]
     if experiment.name == "kazempour-expA":
         # Each low-affinity base vector against BV_0, per machine, L2 retention, quantum.

@@ -1123,7 +1123,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
 
 def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Fig. 9 and the overheads: unification over confinement per condition, with the
-    bootstrap interval of the change; the others: the metric per condition and policy."""
+    95 % interval of the change (Welch's t); the others: the metric per condition and policy."""
     from schedlab.analysis.metrics import paired_summary
     frame = tables[""]
     if frame.empty:
