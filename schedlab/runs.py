@@ -72,6 +72,11 @@ class RunRequest:
     boot_args: tuple[str, ...] = ()
     cpu: CpuModel = CpuModel.O3     # gem5's detailed cores (QEMU has one model)
     numa_from: str = "firmware"  # QEMU only: "firmware" (-numa tables) or "kernel" (boot args)
+    # QEMU only: "host" (TCG's guest clock follows the host's, so a loaded host stretches
+    # the guest's time slices) or "icount" (guest time from the instructions executed,
+    # QEMU's -icount shift=auto: a host that stalls QEMU stalls the guest's clock with it;
+    # for tests about guest time).
+    guest_clock: str = "host"
     # Experiment coordinates (condition, repetition, ...): part of the run's identity, so two
     # requests that differ only in their label are two runs. gem5 is deterministic: a
     # repetition must also differ in something the guest sees (a seed, an offset).
@@ -238,6 +243,9 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     listings and staleness checks compute ids without building)."""
     runner = get_backend(request.backend)
     runner.check(request)
+    if request.guest_clock not in ("host", "icount"):
+        raise UserError(f"the guest clock must be 'host' or 'icount', not "
+                        f"{request.guest_clock!r}")
     if request.numa_from not in ("firmware", "kernel"):
         raise UserError("--numa-from must be 'firmware' or 'kernel'")
     if not request.jobs:

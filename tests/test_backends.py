@@ -66,3 +66,20 @@ def test_a_run_is_refused_when_the_tree_no_longer_makes_the_planned_one(monkeypa
                                          f"planned: this run is now .*, not {planned}; "
                                          f"rerun the campaign$"):
         prepare_planned(request, planned, progress=lambda s: None, build=False)
+
+
+def test_the_icount_guest_clock_is_qemu_s_and_part_of_the_run_s_identity():
+    from schedlab.backends import qemu
+    from schedlab.machine import load_machine
+
+    def spec(**kw):
+        return prepare(RunRequest(machine="clovertown-e5320", jobs=JOBS, **kw),
+                       progress=lambda s: None, build=False).spec
+    assert "guest_clock" not in spec()                 # the default keeps earlier run ids
+    assert spec(guest_clock="icount")["guest_clock"] == "icount"
+    cmd = qemu.command(load_machine("clovertown-e5320"), "k", "i", "", "c", icount=True)
+    assert cmd[cmd.index("-icount") + 1] == "shift=auto,sleep=off"
+    with pytest.raises(UserError, match="icount guest clock is QEMU's"):
+        spec(guest_clock="icount", backend="gem5")
+    with pytest.raises(UserError, match="^the guest clock must be 'host' or 'icount', not 'x'$"):
+        spec(guest_clock="x")

@@ -97,7 +97,8 @@ def test_no_effect_claims_need_the_interval_within_the_tolerance(tmp_path):
 
 def test_members_need_and_the_magnitude_of_several(tmp_path):
     # art: -9.9 % [-15.9, -3.9] holds; gcc: -19.8 % (81/101) [-25.8, -13.8] holds;
-    # mcf: -3.3 %, its runs 10 and 13 apart: an interval across zero, no direction. 2 of 3 hold: need all -> partly, need 2 -> reproduced;
+    # mcf: -3.3 %, its runs 10 and 13 apart: an interval across zero, no direction. 2 of 3
+    # hold: need all -> partly, need 2 -> reproduced;
     # the members' mean change (-9.9 - 19.8 - 3.3) / 3 = -11.0 % is within 2x of -10 %, and
     # the largest drop (gcc, -19.8 %) within 2x of -20 % but not of -50 %.
     data = _write(tmp_path, _runs({("art", "high"): [100, 102], ("art", "low"): [90, 92],

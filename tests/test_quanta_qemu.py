@@ -1,10 +1,12 @@
 """Study 1's quanta under QEMU: a benchmark and a base vector bound to CPU 0 as study 1 runs
 them (schedlab.campaigns.kazempour.SHARED_CPU) alternate with the policy's quantum.
 
-QEMU's guest clock follows the host's, so a loaded host can delay a tick and stretch a turn;
-the turn after a late tick can come short. The test therefore checks alternation, that the
-median turn is Q and that none is shorter than half of it, and prints the distribution;
-exact lengths are checked on gem5's simulated clock, over every committed study-1 run
+TCG's guest clock follows the host's: on a loaded host a late tick stretched turns of 200 ms
+to 239-278 ms (a 2-core host running two gem5 simulations beside the suite). These runs take
+the guest's time from its instructions (RunRequest.guest_clock "icount": QEMU's -icount
+shift=auto,sleep=off), which host load cannot stretch: there every full turn is Q within
+0.5 % on the same busy host. The test checks alternation and every full turn within 5 % of
+Q; gem5's simulated clock is checked over every committed study-1 run
 (tests/test_kazempour_data.py).
 """
 
@@ -35,11 +37,11 @@ def test_benchmark_and_base_vector_alternate_with_the_quantum(quantum_ms, tmp_pa
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
     machine = "clovertown-e5320-mup"
     l1i = format_size(load_machine(machine).cache("l1i").size)
-    # Nine full turns in the region when every turn is Q; six are asked, so a loaded host
-    # may stretch up to three (a late tick) without failing the test.
+    # Nine full turns in the region when every turn is Q; six are asked (the first and the
+    # last turn of the region are cut by its bounds).
     duration = max(0.25, 10 * quantum_ms / 1000)
     run_dir = execute(prepare(RunRequest(
-        machine=machine, backend="qemu", policy=f"quantum-{quantum_ms}ms",
+        machine=machine, backend="qemu", policy=f"quantum-{quantum_ms}ms", guest_clock="icount",
         jobs=(WorkloadRequest("gzip", size="paper", cpus="0", duration=duration,
                               **SHARED_CPU),),
         background=(WorkloadRequest("bv_l1i", size="paper", args=("--size", l1i), cpus="0",
@@ -53,11 +55,9 @@ def test_benchmark_and_base_vector_alternate_with_the_quantum(quantum_ms, tmp_pa
     report = slices.quantum_report(switches, cpu, tracked, quantum_ms)
     print(f"turns at Q = {quantum_ms} ms (ms):", [round(x, 2) for x in report["lengths_ms"]])
     assert report["alternating"] and report["full_turns"] >= 6
-    # A tick that comes late (QEMU's clock follows a loaded host) stretches one turn and can
-    # leave the next one short, since the timeslice counts jiffies: the typical turn is Q,
-    # and none is shorter than half of it. Exact lengths are checked on gem5.
-    assert abs(report["median_ms"] - quantum_ms) <= 0.1 * quantum_ms
-    assert min(report["lengths_ms"]) >= 0.5 * quantum_ms
+    # Guest time from instructions: every full turn is the quantum, whatever the host's load.
+    assert all(abs(t - quantum_ms) <= 0.05 * quantum_ms for t in report["lengths_ms"]), \
+        report["lengths_ms"]
     # The launcher marked the region in the trace (it runs `duration` here: no warm-up).
     begin, end = slices.roi_window(run_dir, "gzip", 1)
     assert 0.8 * duration <= end - begin < duration + 1.75

@@ -161,6 +161,9 @@ class Gem5Backend:
 
     def check(self, request) -> None:
         cpu_model(request.cpu)
+        if request.guest_clock != "host":
+            raise UserError("the icount guest clock is QEMU's; gem5's guest clock is simulated "
+                            "and no host load reaches it")
         if request.warm_caches is not None:
             if not request.fast_forward or request.cpu == "atomic":
                 raise UserError("--warm-caches bypasses the caches while gem5 fast-forwards: "
