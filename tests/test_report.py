@@ -49,6 +49,13 @@ def test_demo_draws_committed_figures_runs_live_campaign_and_writes_report(demo_
         assert figure.name in page
     assert "models no caches or latencies" in page    # the QEMU caveat
     assert "kazempour-fig2" in page and "brecht-fig1" in page       # the listing
+    # The claims ledger opens the page (before the contents), all 23 claims, and each gem5
+    # figure shows the claims that read its tables (K1 reads kazempour-fig2's).
+    assert page.index("id='claims'") < page.index("<nav>")
+    assert len(re.findall(r"<td id='claim-[KDLB]\d'>", page)) == 23
+    fig2 = page[page.index("id='kazempour-fig2-smoke-gem5'"):]
+    fig2 = fig2[:fig2.index("<h3 id=", 10)]              # up to the next figure's heading
+    assert "Claims on this figure" in fig2 and "<a href='#claim-K1'>K1</a>" in fig2
 
 
 @pytest.mark.timeout(600)

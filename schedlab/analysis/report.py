@@ -1,14 +1,15 @@
 """``run.py report``: one static HTML page with every figure regenerated so far.
 
 It reads the sidecars that ``run.py reproduce`` writes beside each figure
-(``results/figures/*.json``). A contents list comes first (every study and figure, linked),
-then a table of every experiment of the four studies with its run count, cost, status and
-whether its committed tables are current, then the measured costs the studies report from
-``bench/`` (study 3's micro-schedule). Then one section per study: its written reading
-(``data/<study>/reading.md``, Markdown rendered by markdown-it-py) once, and per figure its
-scale and backend, where its numbers came from, its run count, its provenance, whether its
-tables are current, its caption, its results summary and links to its data. The page is
-plain HTML and CSS, no scripts.
+(``results/figures/*.json``). The claims ledger comes first (the papers' 23 results against
+the committed tables: ``schedlab.analysis.claims``), then a contents list (every study and
+figure, linked), then a table of every experiment of the four studies with its run count,
+cost, status and whether its committed tables are current, then the measured costs the
+studies report from ``bench/`` (study 3's micro-schedule). Then one section per study: its
+written reading (``data/<study>/reading.md``, Markdown rendered by markdown-it-py) once,
+and per figure its scale and backend, where its numbers came from, its run count, its
+provenance, whether its tables are current, its caption, its results summary, the claims it
+bears on and links to its data. The page is plain HTML and CSS, no scripts.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from schedlab import paths
+from schedlab.analysis import claims as ledger
 from schedlab.store import write_atomic
 
 STYLE = """
@@ -120,6 +122,45 @@ def _micro_schedule_costs(dest: Path) -> list[str]:
     return out
 
 
+def _claims_table(rows: list[ledger.Row], anchors: bool = True) -> list[str]:
+    """The ledger's rows: the paper's numbers, ours, the verdict, the mechanism (a figure's
+    rows link to the ledger's, which carry the anchors)."""
+    e = html.escape
+    out = ["<table><tr><th>claim</th><th>paper</th><th>ours (n per condition, 95 % "
+           "interval)</th><th>verdict</th><th>mechanism</th></tr>"]
+    for r in rows:
+        c = r.claim
+        ours = "<br>".join(f"{e(o.rule.what)}: {e(o.ours or '-')} ({e(o.why)})"
+                           for o in r.outcomes)
+        stale = ("<br><span class='stale'>stale table</span>" if r.stale else "")
+        name = (f"<td id='claim-{e(c.id)}'>{e(c.id)}" if anchors
+                else f"<td><a href='#claim-{e(c.id)}'>{e(c.id)}</a>")
+        out.append(f"<tr>{name} ({e(c.figure)})</td>"
+                   f"<td>{e(c.numbers)}</td><td>{ours}</td><td>{e(r.verdict)}{stale}</td>"
+                   f"<td>{e(c.mechanism)}</td></tr>")
+    return out + ["</table>"]
+
+
+def _claims(rows: list[ledger.Row]) -> list[str]:
+    counts = {v: sum(r.verdict == v for r in rows) for v in dict.fromkeys(
+        r.verdict for r in rows)}
+    return ["<h2 id='claims'>Claims: the papers against the simulation</h2>",
+            "<p>The four papers' published results (data/claims.toml), each computed from "
+            "the committed tables by one rule family (<code>run.py claims</code>): "
+            + ", ".join(f"{n} {html.escape(v)}" for v, n in counts.items())
+            + ". A direction counts only outside its 95 % interval (Welch's t over the "
+            "runs); the papers are a yardstick, never a target.</p>",
+            *_claims_table(rows)]
+
+
+def _figure_claims(meta: dict, rows: list[ledger.Row]) -> list[str]:
+    """The claims whose rules read this figure's experiment."""
+    mine = [r for r in rows if any(meta["name"] in o.rule.experiments for o in r.outcomes)]
+    if not mine:
+        return []
+    return ["<p><b>Claims on this figure</b></p>", *_claims_table(mine, anchors=False)]
+
+
 def _anchor(meta: dict) -> str:
     partial = "-partial" if meta.get("source") == "partial" else ""
     return f"{meta['name']}-{meta['scale']}-{meta['backend']}{partial}"
@@ -171,7 +212,11 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
            "<h1>schedlab: cache- and NUMA-aware scheduling studies, simulated</h1>",
            f"<p class='muted'>Generated {e(time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}"
            f" from {e(str(paths.results_dir()))}. {len(sidecars)} figure(s).</p>",
-           "<nav><h2>Contents</h2><ul><li><a href='#experiments'>Experiments</a></li>"]
+           ]
+    claim_rows = [ledger.evaluate(c) for c in ledger.load_ledger()]
+    out += _claims(claim_rows)
+    out += ["<nav><h2>Contents</h2><ul><li><a href='#claims'>Claims</a></li>"
+            "<li><a href='#experiments'>Experiments</a></li>"]
     for study, metas_of in by_study.items():
         out.append(f"<li><a href='#study-{e(study)}'>{e(STUDY_TITLES.get(study, study))}</a><ul>"
                    + "".join(f"<li><a href='#{e(_anchor(m))}'>{e(m['name'])}</a>"
@@ -197,6 +242,8 @@ def build_report(listing: list[dict], dest: Path | None = None) -> Path:
         out += _reading(next((m.get("reading") for m in metas_of if m.get("reading")), None))
         for meta in metas_of:
             out += _figure(meta, figures, dest)
+            if meta.get("backend") == "gem5":       # the ledger reads the gem5 tables
+                out += _figure_claims(meta, claim_rows)
     out.append("</body></html>")
     write_atomic(dest, "\n".join(out) + "\n")
     return dest
