@@ -147,6 +147,8 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/backfill
 ReturnToService=2
+# A stopped slurmd is noticed within seconds (the node-not-responding test), not minutes.
+SlurmdTimeout=10
 InactiveLimit=0
 KillWait=10
 MinJobAge=600
@@ -171,6 +173,18 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
                           f"{state or 'no answer'}):\n" + self.logs())
 
     # -- use --------------------------------------------------------------------------
+    def stop_slurmd(self) -> None:
+        """Kill the node's slurmd, as a crashed node would leave it."""
+        for name, proc in self._procs:
+            if name == "slurmd" and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+    def restart_slurmd(self, timeout: float = 90.0) -> None:
+        self._procs = [(n, p) for n, p in self._procs if n != "slurmd"]
+        self._spawn("slurmd", ["slurmd", "-D", "-N", self.node, "-f", str(self.conf)])
+        self._wait_idle(timeout)
+
     def logs(self) -> str:
         if self.root is None:
             return ""

@@ -192,3 +192,35 @@ def test_a_tasks_log_tail_keeps_slurms_own_word_on_how_it_ended(tmp_path):
     tail = _log_tail(log).splitlines()
     assert tail[0] == cancel and tail[-1] == f"  traceback line {LOG_TAIL_LINES + 4}"
     assert len(tail) == LOG_TAIL_LINES + 1 and "started" not in tail
+
+
+def test_a_node_that_stops_answering_is_named_with_how_to_recover(slurm_cluster):
+    """While slurmd is down the driver said only "N pending" for minutes: it names the node,
+    what that means for its tasks, and the commands that bring it back."""
+    assert slurm.node_problems() is None                    # every node answers
+    slurm_cluster.stop_slurmd()
+    try:
+        message = _wait_for(slurm.node_problems, 120, "the controller to notice slurmd is gone",
+                            slurm_cluster)
+        assert message.startswith(f"slurm: node(s) not responding or down ({slurm_cluster.node} ")
+        assert f"'scontrol update nodename={slurm_cluster.node} state=resume'" in message
+        assert "NODE_FAIL" in message
+    finally:
+        slurm_cluster.restart_slurmd()
+    assert slurm.node_problems() is None
+
+
+def test_node_states_that_keep_tasks_waiting(monkeypatch):
+    import subprocess
+    answers = {"ok": "node1 idle\nnode2 allocated\n", "stale": "node1 idle*\nnode2 mixed\n",
+               "down": "node1 down*\nnode2 drained\n"}
+
+    def sinfo(which):
+        return lambda *a: subprocess.CompletedProcess(a, 0, answers[which], "")
+    monkeypatch.setattr(slurm, "_slurm", sinfo("ok"))
+    assert slurm.node_problems() is None
+    monkeypatch.setattr(slurm, "_slurm", sinfo("stale"))
+    assert "(node1 idle*)" in slurm.node_problems()
+    monkeypatch.setattr(slurm, "_slurm", sinfo("down"))
+    assert "(node1 down*, node2 drained)" in slurm.node_problems()
+    assert "nodename=node1,node2 state=resume" in slurm.node_problems()

@@ -186,8 +186,9 @@ class SlurmReport:
         return self
 
     def wait(self, progress: Progress = print, poll_seconds: float = POLL_SECONDS) -> "SlurmReport":
-        """Poll until no task is pending or running, printing a line when counts change."""
-        last, last_time = None, 0.0
+        """Poll until no task is pending or running, printing a line when counts change,
+        and what is wrong with the nodes while tasks wait on them."""
+        last, last_time, last_nodes = None, 0.0, None
         try:
             while True:
                 self.refresh()
@@ -195,6 +196,10 @@ class SlurmReport:
                 if line != last or time.monotonic() - last_time > HEARTBEAT_SECONDS:
                     progress(line)
                     last, last_time = line, time.monotonic()
+                    nodes = node_problems() if not self.finished else None
+                    if nodes and nodes != last_nodes:
+                        progress(nodes)
+                    last_nodes = nodes
                 if self.finished:
                     break
                 time.sleep(poll_seconds)
@@ -415,6 +420,37 @@ def _log_tail(log: Path | None) -> str:
     # unwinds, and a long traceback pushes it out of the tail: keep it.
     said = [ln for ln in lines[:-LOG_TAIL_LINES] if ln.startswith("slurmstepd")]
     return "\n".join(said + tail)
+
+
+# sinfo's node states that keep tasks from starting or reporting; a trailing "*" means the
+# controller has had no answer from the node's slurmd (SlurmdTimeout).
+UNUSABLE_NODE_STATES = ("down", "drain", "fail", "not_responding", "unknown")
+
+
+def node_problems() -> str | None:
+    """One line on the nodes that cannot run or report tasks now, with how to recover; None
+    when every node answers (or sinfo cannot be asked)."""
+    try:
+        out = _slurm("sinfo", "-h", "-N", "-o", "%N %T")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    bad = {}
+    for line in out.stdout.splitlines():
+        node, _, state = line.strip().partition(" ")
+        if node and (state.endswith("*") or state.rstrip("*~#!%$@^-").startswith(
+                UNUSABLE_NODE_STATES)):
+            bad[node] = state
+    if not bad:
+        return None
+    names = ",".join(sorted(bad))
+    states = ", ".join(f"{n} {s}" for n, s in sorted(bad.items()))
+    return (f"slurm: node(s) not responding or down ({states}): tasks cannot start there, "
+            f"and tasks shown running there may have died with it (SLURM ends them as "
+            f"NODE_FAIL once the node is declared down or returns); restart slurmd on it, "
+            f"then 'scontrol update nodename={names} state=resume'. Still waiting (Ctrl-C "
+            f"stops waiting; the array stays queued)")
 
 
 def _slurm(*args: str) -> subprocess.CompletedProcess:
