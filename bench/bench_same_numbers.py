@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, report_or_measure  # noqa: E402
+from bench.records import (add_record_options, add_run_selection, head_commit,  # noqa: E402
+                           report_or_measure)
 
 # Columns that name inputs or the host rather than what was simulated: reported, not compared.
 INPUTS = ("run_id", "kernel", "image", "gem5_config", "work_key", "gem5_host_s", "gem5_cpu_s",
@@ -35,7 +35,8 @@ INPUTS = ("run_id", "kernel", "image", "gem5_config", "work_key", "gem5_host_s",
 
 
 def before_run(store: Path, label: dict) -> Path:
-    """The run of ``store`` whose label holds ``label`` at guest seed 0."""
+    """The run of ``store`` whose label holds ``label`` at guest seed 0 (the newest, where
+    the store kept runs of several earlier trees)."""
     found = []
     for spec in store.glob("*/spec.json"):
         if not (spec.parent / "results.json").is_file():
@@ -45,10 +46,9 @@ def before_run(store: Path, label: dict) -> Path:
         if (all(str(theirs.get(k)) == str(v) for k, v in label.items())
                 and int(theirs.get("guest_seed", 0)) == 0 and int(request.get("seed", 0)) == 0):
             found.append(spec.parent)
-    if len(found) != 1:
-        sys.exit(f"{store}: {len(found)} finished runs with label {label} at seed 0; "
-                 f"need exactly one")
-    return found[0]
+    if not found:
+        sys.exit(f"{store}: no finished run with label {label} at seed 0")
+    return max(found, key=lambda d: (d / "results.json").stat().st_mtime)
 
 
 def measure(name: str, only: list[str], before: Path, jobs: int) -> dict:
@@ -78,8 +78,7 @@ def measure(name: str, only: list[str], before: Path, jobs: int) -> dict:
             same = (a[c] == b[c]) | (a[c].isna() & b[c].isna())
             differences += [f"row {i}, {c}: {a[c][i]!r} before, {b[c][i]!r} now"
                             for i in same[~same].index[:3]]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=Path(__file__).parent).stdout.strip()
+    commit = head_commit()
     inputs = {c: {"before": str(then[c].iloc[0]), "now": str(now[c].iloc[0])}
               for c in INPUTS if c in then and c in now and len(then) and len(now)}
     return {"experiment": name, "only": only, "date": time.strftime("%Y-%m-%d"),
@@ -106,8 +105,7 @@ def table(records: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_record_options(parser)
-    parser.add_argument("experiment", nargs="?")
-    parser.add_argument("--only", action="append", default=[], metavar="KEY=V[,KEY=V]")
+    add_run_selection(parser)
     parser.add_argument("--before", type=Path, help="the earlier tree's results store")
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()

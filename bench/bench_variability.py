@@ -24,14 +24,14 @@ import argparse
 import dataclasses
 import json
 import math
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, report_or_measure  # noqa: E402
+from bench.records import (add_record_options, add_run_selection, head_commit,  # noqa: E402
+                           report_or_measure)
 
 
 def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: int,
@@ -66,8 +66,7 @@ def measure(name: str, only: list[str], seeds: int, metric: str | None, jobs: in
                            "mean": mean, "sd": sd, "cv": sd / mean if mean else math.nan,
                            "min": float(per_seed.min()), "max": float(per_seed.max()),
                            "values": [float(v) for v in per_seed]})
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=Path(__file__).parent).stdout.strip()
+    commit = head_commit()
     # Provenance: which runs, made with which gem5 and guest (the run directories stay in
     # the results store only).
     prov = [c for c in ("run_id", "gem5_hash", "gem5_config", "kernel", "image",
@@ -104,8 +103,7 @@ def table(records: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_record_options(parser)
-    parser.add_argument("experiment", nargs="?")
-    parser.add_argument("--only", action="append", default=[], metavar="KEY=V[,KEY=V]")
+    add_run_selection(parser)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--metric", default=None, help="default: the experiment's own")
     parser.add_argument("--jobs", type=int, default=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,18 @@ def append_records(path: Path, records: list[dict]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(old + records, indent=1) + "\n")
     tmp.replace(path)
+
+
+def add_run_selection(parser) -> None:
+    """The experiment and its runs, as ``reproduce --only`` chooses them."""
+    parser.add_argument("experiment", nargs="?")
+    parser.add_argument("--only", action="append", default=[], metavar="KEY=V[,KEY=V]")
+
+
+def head_commit() -> str:
+    """The checkout's commit, short (a record says what code measured it)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=Path(__file__).parent).stdout.strip()
 
 
 def add_record_options(parser) -> None:

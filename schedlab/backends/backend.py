@@ -67,20 +67,21 @@ class Backend(Protocol):
     def collect(self, prepared: PreparedRun, rows: list[dict], info: dict) -> list[str]: ...
 
 
-def backend_name(name: str) -> BackendName:
+def _named(choices: type[StrEnum], name: str, what: str):
+    """The member of ``choices`` called ``name``; else a one-line error listing them."""
     try:
-        return BackendName(name)
+        return choices(name)
     except ValueError:
-        raise UserError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}") \
-            from None
+        raise UserError(f"unknown {what} {name!r}; choose one of "
+                        f"{', '.join(c.value for c in choices)}") from None
+
+
+def backend_name(name: str) -> BackendName:
+    return _named(BackendName, name, "backend")
 
 
 def cpu_model(name: str) -> CpuModel:
-    try:
-        return CpuModel(name)
-    except ValueError:
-        raise UserError(f"unknown gem5 CPU {name!r}; choose one of {', '.join(CPU_MODELS)}") \
-            from None
+    return _named(CpuModel, name, "gem5 CPU")
 
 
 def get_backend(name: str) -> Backend:
