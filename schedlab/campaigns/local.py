@@ -32,10 +32,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 
 from schedlab.backends.backend import BackendName
 from schedlab import paths
-from schedlab.campaigns.cost import costliest_first, run_host_seconds
+from schedlab.campaigns.cost import run_host_seconds
+from schedlab.campaigns.plan import finished_state, plan_campaign
 from schedlab.errors import UserError
 from schedlab.processes import die_with_parent
-from schedlab.runs import RunRequest, prepare, request_to_data
+from schedlab.runs import RunRequest, request_to_data
 from schedlab.store import remove_stale_staging, run_lock, write_atomic
 
 LOG_TAIL_LINES = 12
@@ -88,15 +89,6 @@ class CampaignReport:
     def run_dirs(self) -> list[Path]:
         return [paths.results_dir() / o.run_id for o in self.outcomes
                 if o.state in ("done", "reused", "problems")]
-
-
-def finished_state(run_dir: Path) -> str | None:
-    """"done" or "problems" for a published run (by its results' ok), None if absent."""
-    try:
-        ok = json.loads((run_dir / "results.json").read_text())["ok"]
-    except FileNotFoundError:
-        return None
-    return "done" if ok else "problems"
 
 
 def default_jobs(requests: list[RunRequest]) -> int:
@@ -172,29 +164,14 @@ def run_campaign(requests: list[RunRequest], *, jobs: int | None = None, name: s
         say(f"{name}: removed {len(stale)} staging director{'y' if len(stale) == 1 else 'ies'}"
             f" left by killed runs")
     # Prepare in this process: builds happen once, before any worker starts.
+    plan = plan_campaign(requests, host_seconds, say)
     report = CampaignReport()
-    pending: list[tuple[RunRequest, str]] = []
-    seen: set[str] = set()
-
-    def building(line: str) -> None:
-        """What a build that prepare() waits for is doing (a cold kernel: minutes)."""
-        if "cached in" not in line:
-            say(line)
-    for request in requests:
-        prepared = prepare(request, progress=building)
-        if prepared.run_id in seen:
-            raise UserError(f"{name}: two requests resolve to the same run {prepared.run_id}")
-        seen.add(prepared.run_id)
-        state = finished_state(prepared.dir)
-        if state is not None:
-            report.outcomes.append(RunOutcome(prepared.run_id, request.label,
-                                              "reused" if state == "done" else state))
-        else:
-            pending.append((request, prepared.run_id))
-    todo = deque(costliest_first(pending, lambda item: item[0], host_seconds))
-    estimate = sum(host_seconds(r) for r, _ in todo)
+    for prepared, state in plan.finished:
+        report.outcomes.append(RunOutcome(prepared.run_id, prepared.request.label,
+                                          "reused" if state == "done" else state))
+    todo = deque((run.request, run.run_id) for run in plan.todo)
     say(f"{name}: {len(requests)} runs, {len(report.outcomes)} already done, {len(todo)} to run "
-        f"with {jobs} at a time (estimated {estimate / 3600:.1f} host hours of runs)")
+        f"with {jobs} at a time (estimated {plan.estimate_s / 3600:.1f} host hours of runs)")
     if not todo:
         return report
     queue_dir = logs_dir()

@@ -75,7 +75,7 @@ def run_dirs(requests) -> list[Path]:
 def finished_runs(dirs: list[Path]) -> list[Path]:
     """The run directories that have finished in the results store, ok or with problems,
     as a campaign's report counts them."""
-    from schedlab.campaigns.local import finished_state
+    from schedlab.campaigns.plan import finished_state
     return [d for d in dirs if finished_state(d) in ("done", "problems")]
 
 
@@ -425,8 +425,8 @@ def run_requests(requests, name, jobs, executor, say, slurm_options,
 
 def _execute(requests, name, jobs, executor, say, slurm_options, host_seconds):
     """Run the campaign; both executors' outcomes as one CampaignReport."""
-    from schedlab.campaigns.local import (CampaignReport, RunOutcome, finished_state,
-                                          run_campaign)
+    from schedlab.campaigns.local import CampaignReport, RunOutcome, run_campaign
+    from schedlab.campaigns.plan import finished_state
     if executor == "local":
         return run_campaign(requests, jobs=jobs, name=name, say=say,
                             host_seconds=host_seconds)

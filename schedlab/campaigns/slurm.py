@@ -43,8 +43,9 @@ from .. import paths, runs
 from ..errors import UserError
 from ..runs import PreparedRun, RunRequest
 from ..store import run_lock
-from .cost import costliest_first, run_host_seconds
+from .cost import run_host_seconds
 from .local import run_memory_gib
+from .plan import plan_campaign
 
 Progress = Callable[[str], None]
 
@@ -244,30 +245,22 @@ def submit(requests: list[RunRequest], *, name: str, parallelism: int = 8,
     results = paths.results_dir().resolve()
     cache = paths.cache_dir().resolve()
 
-    prepared: dict[str, PreparedRun] = {}
-    for i, request in enumerate(requests):
-        # The first request shows what gets built; the others find it in the cache.
-        run = runs.prepare(request, progress=progress if i == 0 else _quiet)
-        prepared.setdefault(run.run_id, run)
+    plan = plan_campaign(requests, host_seconds, progress)
     report_runs: list[SlurmRun] = []
-    todo: list[PreparedRun] = []
-    for run_id, run in prepared.items():
-        final = results / run_id
-        if (final / "results.json").is_file():
-            with run_lock(results, run_id, blocking=False) as mine:
-                if mine:  # no task holds the run: staging left by a killed one is stale
-                    _remove_staging(results, run_id)
-            entry = SlurmRun(run_id, run.request, final, "skipped")
-            _mark_done(entry, state="skipped")
-            report_runs.append(entry)
-        else:
-            todo.append(run)
-            report_runs.append(SlurmRun(run_id, run.request, final, "pending"))
-    todo = costliest_first(todo, lambda run: run.request, host_seconds)
+    for run, _ in plan.finished:
+        with run_lock(results, run.run_id, blocking=False) as mine:
+            if mine:  # no task holds the run: staging left by a killed one is stale
+                _remove_staging(results, run.run_id)
+        entry = SlurmRun(run.run_id, run.request, results / run.run_id, "skipped")
+        _mark_done(entry, state="skipped")
+        report_runs.append(entry)
+    todo = plan.todo
+    report_runs += [SlurmRun(run.run_id, run.request, results / run.run_id, "pending")
+                    for run in todo]
     log_dir = Path(log_dir or results / ".slurm" / name).resolve()
     job_name = f"schedlab-{name}"
-    progress(f"slurm: campaign {name}: {len(prepared)} runs, {len(prepared) - len(todo)} "
-             f"already done, {len(todo)} to submit")
+    progress(f"slurm: campaign {name}: {plan.runs} runs, {len(plan.finished)} already done, "
+             f"{len(todo)} to submit (estimated {plan.estimate_s / 3600:.1f} host hours)")
     if not todo:
         return SlurmReport(name, None, log_dir, report_runs)
     _refuse_if_queued(job_name)

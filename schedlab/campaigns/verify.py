@@ -72,7 +72,7 @@ def select(name: str, requests: list[RunRequest], selectors: list[dict[str, str]
 def run_states(requests: list[RunRequest], committed: pd.DataFrame | None,
                carried_ids: set[str]) -> list[tuple[RunRequest, str, str]]:
     """(request, run id, what a campaign would do with it) for ``--dry-run --only``."""
-    from schedlab.campaigns.local import finished_state
+    from schedlab.campaigns.plan import finished_state
     have = set(committed["run_id"]) if committed is not None and len(committed) else set()
     out = []
     for r in requests:
