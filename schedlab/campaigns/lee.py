@@ -5,7 +5,7 @@ page-touch faults, micro-scheduling, balancing, unification, partitioning that c
 one process, the revert rule) and ``policies.toml`` has the policies named below
 (``region-balance``, ``region-unify``, ``region-confine``, ``region-partition``), whose
 launcher option makes the run's workloads join. The analysis is
-``schedlab/analysis/lee.py``. Machines: Clovertown X5365 (2 x 4 MB L2) and Westmere X5660
+``schedlab/analysis/lee/``. Machines: Clovertown X5365 (2 x 4 MB L2) and Westmere X5660
 (2 x 12 MB L3).
 
 **Regioning timings and warm-up.** Regions are formed in regioning phases and mapped to
