@@ -51,18 +51,22 @@ REPS = {"smoke": 2, "paper": 5}
 
 
 JOB_CPUS = 12                   # Hector's stations 1-3
-# The paper's application sets (workloads/streams/workload.toml's paper sizes).
-APPS = {2: "fft,hough,mm,pde,simplex", 4: "fft,hough,mm,pde,simplex",
-        8: "fft,hough,mm,pde,simplex", 6: "hough,mm,simplex"}
+# The paper's application sets (workloads/streams/workload.toml's paper sizes): FFT, HOUGH,
+# MM, NEURAL and PDE; SIMPLEX only at parallelism 6, its Fig. 3 (Brecht, Sec. 5.1).
+APPS = {2: "fft,hough,mm,neural,pde", 4: "fft,hough,mm,neural,pde",
+        8: "fft,hough,mm,neural,pde", 6: "hough,mm,simplex"}
 
 
-# gem5 smoke: smaller problems. One round of the paper's five problems (fft, hough, mm, pde,
-# simplex at parallelism 4) executes 683 M instructions, these 90 M (valgrind's count of the
-# same static binaries on the host, 4 threads); three streams of the paper's would keep
-# Hector's 16.67 MHz Timing cores busy for hours of host time. Every problem still
-# overflows the 16 KiB data caches (MM 96 x 96 doubles: 216 KiB).
+# gem5 smoke: smaller problems. The rule: a round of the applications about 7.6 times
+# smaller than the paper's (the first five chosen: fft, hough, mm, pde, simplex executed 683 M
+# instructions at the paper's problems, 90 M at these; valgrind's count of the same static
+# binaries on the host, 4 threads: 4.3 to 8.6 times fewer each), every problem still
+# overflowing the 16 KiB data caches (MM 96 x 96 doubles: 216 KiB); three streams of the
+# paper's would keep Hector's 16.67 MHz Timing cores busy for hours of host time. NEURAL by
+# the same rule: 511 / sqrt(7.6) = 185 units (its work grows with the units squared):
+# 42 M instructions against 309 M (7.3 times fewer), 275 KiB of weights.
 GEM5_SMOKE_PROBLEMS = {"fft": "--n 128", "hough": "--n 64", "mm": "--n 96", "pde": "--n 48",
-                       "simplex": "--constraints 128 --variables 256"}
+                       "neural": "--units 185", "simplex": "--constraints 128 --variables 256"}
 
 
 def _streams(parallelism: int, scale: str, delay_ms: float, backend: str) -> WorkloadRequest:
