@@ -52,3 +52,17 @@ def test_repetitions_are_distinct_simulations(name):
     coords = [k for k in _coordinates(name) if k != "rep"]
     for _, reps in main.groupby(coords):
         assert len(reps) == REPS["smoke"] == reps["gem5_cycles"].nunique(), reps
+
+
+@pytest.mark.skipif("brecht-fig2" not in COMMITTED, reason="no committed brecht-fig2 tables")
+def test_at_parallelism_8_hough_and_mm_held_fewer_processors_than_their_threads():
+    """data/brecht/reading.md: FFT, PDE and SIMPLEX held 8 processors at once, HOUGH 6 to 8
+    and MM 4 to 6 (their threads end and new ones take the processors they left)."""
+    placements = _tables("brecht-fig2")["placements"]
+    placements = placements[placements["parallelism"] == 8].sort_values("time_s")
+    held: dict[str, set[int]] = {}
+    for (_, app, _), g in placements.groupby(["run_id", "application", "tgid"]):
+        step = g["event"].map({"place": 1, "release": -1}).fillna(0)
+        held.setdefault(app, set()).add(int(step.cumsum().max()))
+    assert {app: (min(v), max(v)) for app, v in held.items()} == {
+        "fft": (8, 8), "pde": (8, 8), "simplex": (8, 8), "hough": (6, 8), "mm": (4, 6)}
