@@ -7,7 +7,9 @@ whole table) the change of the ``other`` condition's mean over the ``base`` cond
 with the 95 % interval of ``metrics.change_with_ci`` over the runs (Welch's t; the interval
 the figures print), and n, the runs per condition. A member holds the paper's direction when
 its interval lies on the paper's side of zero: an effect inside the interval is no direction.
-A "no effect" claim holds where the whole interval lies within its stated tolerance.
+A "no effect" claim holds where the whole interval lies within its stated tolerance. A
+"level" (a quantity the paper reports, L2's cost of a micro-schedule) holds per member where
+our mean over the runs lies within the stated factor of the paper's number.
 
 Verdicts (one family for all 23):
 - reproduced: at least ``need`` members hold, and the magnitude is within the stated factor
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from schedlab import paths
 from schedlab.analysis.metrics import change_with_ci
@@ -42,7 +45,9 @@ from schedlab.errors import UserError
 LEDGER = paths.REPO / "data" / "claims.toml"
 SCALE, BACKEND = "smoke", "gem5"       # the committed tables the ledger reads
 STUDIES = ("kazempour", "demarchi", "lee", "brecht")
-DIRECTIONS = ("increase", "decrease", "none")
+# "level": not a change between two conditions but a quantity the paper reports (L2's cost of
+# a micro-schedule): ours per member within ``factor`` of the paper's ``levels``.
+DIRECTIONS = ("increase", "decrease", "none", "level")
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable at this scale")
 REPRODUCED, PARTLY, NOT_REPRODUCED, UNTESTABLE = VERDICTS
 NOT_MEASURED = "not yet measured"
@@ -78,6 +83,8 @@ class Rule:
     magnitude_of: str = "mean"         # which members' value: mean, max (the most in the
     factor: float = 2.0                # direction) or a member's name
     leader: str = ""                   # this member must show the largest change
+    levels: dict = field(default_factory=dict)   # "level": the paper's number per value of
+    unit: str = ""                               # the first member column, and its unit
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,11 @@ RULE_KEYS = {"what": str, "direction": str, "untestable": str, "experiments": li
              "select": dict, "normalise": dict, "condition": str, "base": object,
              "other": object, "members": list, "need": (int, str), "beyond": (int, float),
              "tolerance": (int, float), "paper": (int, float, list), "scale": str,
-             "magnitude_of": str, "factor": (int, float), "leader": str}
+             "magnitude_of": str, "factor": (int, float), "leader": str, "levels": dict,
+             "unit": str}
+LEVEL_KEYS = {"what": str, "direction": str, "experiments": list, "part": str,
+              "metric": (str, list), "derived": str, "select": dict, "members": list,
+              "levels": dict, "unit": str, "factor": (int, float)}
 
 
 def load_ledger(path: Path = LEDGER) -> list[Claim]:
@@ -153,8 +164,12 @@ def _rule(raw: dict, where: str) -> Rule:
         _check_keys(raw, {"what": str, "untestable": str, "direction": str}, where,
                     required={"what", "untestable"})
         return Rule(**raw)
-    _check_keys(raw, RULE_KEYS, where, required={"what", "direction", "experiments",
-                                                  "condition", "base", "other"})
+    if raw.get("direction") == "level":
+        _check_keys(raw, LEVEL_KEYS, where, required={"what", "direction", "experiments",
+                                                      "members", "levels"})
+    else:
+        _check_keys(raw, RULE_KEYS, where, required={"what", "direction", "experiments",
+                                                      "condition", "base", "other"})
     if raw["direction"] not in DIRECTIONS:
         raise UserError(f"{where}: direction {raw['direction']!r} is not one of "
                         f"{', '.join(DIRECTIONS)}")
@@ -194,7 +209,22 @@ def _cpus_per_task(samples: pd.DataFrame) -> pd.DataFrame:
     return per_run.mean(axis=1).rename("value").reset_index()
 
 
-DERIVED = {"cpus_per_task": _cpus_per_task}
+def _micro_schedule(column: str):
+    """Lee's cost of a micro-schedule per run (lee.micro_schedule_cost over the overheads
+    table): ``cycles_per_micro`` or ``overhead_at_700`` (in %: the paper's rate)."""
+    def per_run(frame: pd.DataFrame) -> pd.DataFrame:
+        from schedlab.analysis.lee import micro_schedule_cost
+        cost = micro_schedule_cost(frame)
+        value = cost[column] * (100.0 if column.startswith("overhead") else 1.0)
+        run = (cost["machine"].astype(str) + " " + cost["region_size"].astype(str) + " rep "
+               + cost["rep"].astype(str))
+        return cost.assign(value=value, run_id=run, experiment=frame["experiment"].iloc[0])
+    return per_run
+
+
+DERIVED = {"cpus_per_task": _cpus_per_task,
+           "cycles_per_micro": _micro_schedule("cycles_per_micro"),
+           "overhead_at_700": _micro_schedule("overhead_at_700")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,8 +280,8 @@ def rule_frame(rule: Rule, study: str, data: Path = DATA) -> tuple[pd.DataFrame,
             raise UserError(f"{', '.join(map(str, used))} has no column {missing[0]!r}")
         value = frame[list(rule.metric)].sum(axis=1, min_count=len(rule.metric))
         frame = frame.assign(value=value ** 2 if rule.square else value)
-    keys = ["experiment", rule.condition, *rule.members] + (["run_id"] if "run_id" in frame
-                                                            else [])
+    keys = ["experiment", *([rule.condition] if rule.condition else []), *rule.members] + (
+        ["run_id"] if "run_id" in frame else [])
     keys += [c for c in rule.normalise if c not in keys]
     # A table with several rows per run (jobs, programs, responses): the run's mean, the
     # sample the figures take too (brecht.run_means, lee's per-program bars).
@@ -283,6 +313,8 @@ def compute(rule: Rule, study: str, data: Path = DATA) -> Outcome:
     """One rule's members, verdict and our number."""
     if rule.untestable:
         return Outcome(rule, UNTESTABLE, rule.untestable)
+    if rule.direction == "level":
+        return _level(rule, study, data)
     frame, used = rule_frame(rule, study, data)
     others = rule.other if isinstance(rule.other, list) else [rule.other]
     members = []
@@ -301,6 +333,33 @@ def compute(rule: Rule, study: str, data: Path = DATA) -> Outcome:
                        f"{rule.other!r} in {', '.join(p.name for p in used)}", tables=tuple(used))
     verdict, why = _verdict(rule, members)
     return Outcome(rule, verdict, why, tuple(members), _ours(rule, members), tuple(used))
+
+
+def _level(rule: Rule, study: str, data: Path) -> Outcome:
+    """A quantity the paper reports: per member our mean over the runs (its 95 % t interval
+    beside it), within ``factor`` of the paper's number for the member's first column."""
+    frame, used = rule_frame(rule, study, data)
+    rows, held = [], 0
+    for key, sub in frame.groupby(list(rule.members), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        paper = rule.levels.get(str(key[0]))
+        values = sub["value"].dropna().to_numpy()
+        if paper is None or len(values) < 2:
+            continue
+        mean = float(values.mean())
+        half = float(stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1)
+                     / math.sqrt(len(values)))
+        ratio = mean / paper
+        ok = 1 / rule.factor <= ratio <= rule.factor
+        held += ok
+        rows.append(f"{' '.join(map(str, key))}: {mean:.3g} ± {half:.2g} {rule.unit} (n="
+                    f"{len(values)}) against {paper:g}, {ratio:.2g}x")
+    if not rows:
+        return Outcome(rule, UNTESTABLE, "no member with the paper's number and 2 runs",
+                       tables=tuple(used))
+    count = f"{held} of {len(rows)} within {rule.factor:g}x of the paper's number"
+    verdict = (REPRODUCED if held == len(rows) else PARTLY if held else NOT_REPRODUCED)
+    return Outcome(rule, verdict, count, ours="; ".join(rows), tables=tuple(used))
 
 
 def _member(rule: Rule, name: str, base: np.ndarray, other: np.ndarray) -> Member:
