@@ -19,11 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from schedlab.backends.gem5.binary import gem5_side_files
+
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "configs"
-# The schedlab modules gem5's Python may load (with their packages' __init__ files).
-EMBEDDED = ("schedlab.backends.gem5.plan", "schedlab.backends.gem5.attribution",
-            "schedlab.backends.gem5.sampling")
+# The schedlab modules gem5's Python may load (with their packages' __init__ files): those
+# whose code the run id hashes as gem5-side (binary.gem5_side_files, the one list of them).
+EMBEDDED = tuple(p.relative_to(REPO).with_suffix("").as_posix().replace("/", ".")
+                 for p in gem5_side_files()
+                 if p.is_relative_to(REPO / "schedlab") and p.name != "__init__.py")
 
 
 def _config_files() -> list[Path]:
