@@ -70,3 +70,9 @@ def test_committed_records_speak_for_study_1_and_3_figures():
     for name in ("kazempour-fig2", "lee-fig18-23"):
         note = R.variability_note(get(name), pd.DataFrame({"rep": [0, 1, 0, 1]}))
         assert "guest seeds a condition" in note and "With 2 repetitions a bar" in note
+
+
+def test_a_record_of_a_stopped_campaign_counts_the_seeds_that_finished():
+    stopped = record("demarchi-fig3", "mean_ns", [32.0], [18190.0], seeds=3)
+    stopped["conditions"][0]["n"] = 2            # asked for 3 seeds, 2 finished
+    assert V.Spread.of(stopped).seeds == 2 and V.Spread.of(stopped).runs == 2

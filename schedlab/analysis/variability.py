@@ -50,7 +50,9 @@ class Spread:
         conditions = record["conditions"]
         pooled_sd = math.sqrt(sum(c["sd"] ** 2 for c in conditions) / len(conditions))
         mean = sum(c["mean"] for c in conditions) / len(conditions)
-        return cls(record["experiment"], record["metric"], int(record["seeds"]),
+        # The seeds that finished (a record collected from a stopped campaign has fewer
+        # than it asked for).
+        return cls(record["experiment"], record["metric"], min(int(c["n"]) for c in conditions),
                    sum(int(c["n"]) for c in conditions), record["commit"], record["date"],
                    pooled_sd / abs(mean) if mean else math.inf)
 
