@@ -21,7 +21,7 @@ from schedlab.guest import kernel
 
 from schedlab import paths
 
-from schedlab.guest import characterise, programs, workloads
+from schedlab.guest import characterise, packages, programs, workloads
 from schedlab.errors import UserError
 from schedlab.backends.gem5.plan import PlanError
 from schedlab.machine import (DEFAULT_TICK_HZ, format_cpus, format_size, load_machine,
@@ -563,7 +563,10 @@ def _pct(x) -> str:
               help="Re-run cachegrind (smoke size) for NAME, or for every workload, and store it.")
 @click.option("--build", "do_build", is_flag=True,
               help="Build every workload and print the overlay.")
-def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
+@click.option("--lock", "do_lock", is_flag=True,
+              help="A real program (NAME): pin its Debian packages at the versions apt's index "
+                   "has now, in workloads/NAME/packages.lock (renames the runs that use it).")
+def workloads_command(name: str | None, do_char: bool, do_build: bool, do_lock: bool) -> None:
     """List the workloads with their cache characterisation, or show one in detail."""
     if do_build:
         click.echo(programs.build_all(click.echo))
@@ -571,6 +574,13 @@ def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
     registry = workloads.load_registry()
     if name is not None and name not in registry:
         raise UserError(f"unknown workload '{name}'; run 'python3 run.py workloads' to list them")
+    if do_lock:
+        if name is None or not registry[name].is_real_program:
+            raise UserError("--lock takes the name of a real program (a workload with a "
+                            "[program] table)")
+        w = registry[name]
+        click.echo(packages.make_lock(w.dir, w.program, progress=click.echo))
+        return
     if do_char:
         characterise.characterise([name] if name else None, progress=click.echo)
     chars, made_from = characterise.load_characterisation(with_sources=True)
@@ -601,12 +611,25 @@ def workloads_command(name: str | None, do_char: bool, do_build: bool) -> None:
     click.echo(f"kind:        {w.kind}")
     click.echo(f"studies:     {', '.join(map(str, w.studies))}")
     click.echo(f"substitutes: {w.substitutes or '-'}")
-    click.echo(f"sources:     {', '.join(w.sources)}   ldflags: {' '.join(w.ldflags) or '-'}")
+    if w.is_real_program:
+        debs = packages.read_lock(w.dir)
+        click.echo(f"program:     {w.program.path} from "
+                   f"{', '.join(f'{d.name}={d.version}' for d in debs)}")
+    else:
+        click.echo(f"sources:     {', '.join(w.sources)}   "
+                   f"ldflags: {' '.join(w.ldflags) or '-'}")
     if w.notes:
         click.echo(f"notes:       {w.notes}")
     for s in w.sizes:
         tail = "   (runs until SIGTERM/SIGINT)" if not w.stops_by_itself(s) else ""
-        click.echo(f"size {s}: {w.name} {' '.join(w.args(s))}{tail}")
+        if w.is_real_program:
+            argv, stdin, stdout = w.command(s)
+            redirect = (f" <{stdin}" if stdin else "") + (f" >{stdout}" if stdout else "")
+            click.echo(f"size {s}: {' '.join(argv)}{redirect}")
+            for n, d in w.inputs(s).items():
+                click.echo(f"    input {n}: " + ", ".join(f"{k}={v}" for k, v in d.items()))
+        else:
+            click.echo(f"size {s}: {w.name} {' '.join(w.args(s))}{tail}")
         exp = w.expect(s)
         if exp:
             click.echo("    check: " + ", ".join(f"{k}={v}" for k, v in exp.items()))

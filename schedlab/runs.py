@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from schedlab.backends.backend import BackendName, CpuModel, backend_name, cpu_m
 from schedlab.backends.gem5.backend import check_sampling
 from schedlab.backends.gem5.plan import BoardPlan
 from schedlab.errors import UserError
-from schedlab.guest import kernel, numa, policies, programs, workloads
+from schedlab.guest import inputs, kernel, numa, packages, policies, programs, workloads
 from schedlab.guest.image import GuestImage, build_image, planned_image
 from schedlab.guest.payload import (SPEC, USER_BIN, Payload, check_overlay, library_path,
                                     shared_libraries)
@@ -146,7 +147,8 @@ class PreparedRun:
 
 def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
                user_programs: dict[str, Path], for_background: bool = False,
-               regions: str = "none", caches_on_us: int | None = None) -> GuestJob:
+               regions: str = "none", caches_on_us: int | None = None,
+               real_programs: dict[str, set[str]] | None = None) -> GuestJob:
     if req.sched not in SCHED_CLASSES:
         raise UserError(f"unknown scheduling class {req.sched!r}; choose one of "
                         + ", ".join(SCHED_CLASSES))
@@ -159,8 +161,12 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(req.workload).stem)
         user_programs[name] = binary
         argv = [f"{USER_BIN}/{name}", *req.args]
+    elif (wl := workloads.get(req.workload)).is_real_program:
+        name = wl.name
+        argv = _real_program_argv(wl, req.size, [*policy_args.get(wl.name, []), *req.args])
+        if real_programs is not None:
+            real_programs.setdefault(wl.name, set()).add(req.size)
     else:
-        wl = workloads.get(req.workload)
         name = wl.name
         argv = [f"{GUEST_BIN}/{wl.name}", *wl.args(req.size), *policy_args.get(wl.name, []),
                 *req.args]
@@ -187,6 +193,53 @@ def _guest_job(req: WorkloadRequest, policy_args: dict[str, list[str]],
                     duration_us=0 if for_background else duration_us,
                     warmup_us=round(req.warmup * 1e6), regions=regions,
                     caches_on_us=None if for_background else caches_on_us)
+
+
+def _real_program_argv(wl: workloads.Workload, size: str, extra: list[str]) -> list[str]:
+    """A real program's command; with a stdin or stdout, through the shell, which execs it
+    (same process, so placed and measured as the program) after the redirections."""
+    argv, stdin, stdout = wl.command(size)
+    argv += extra
+    if not (stdin or stdout):
+        return argv
+    redirect = " ".join(([f"<{shlex.quote(stdin)}"] if stdin else [])
+                        + ([f">{shlex.quote(stdout)}"] if stdout else []))
+    return ["sh", "-c", f'exec "$0" "$@" {redirect}', *argv]
+
+
+def _real_programs_payload(used: dict[str, set[str]], build: bool,
+                           progress: Callable[[str], None]) -> tuple[dict[str, Path], dict]:
+    """The files of the real programs the run's jobs use (program, libraries and data from
+    their locked packages; their inputs), and what the run id records of them: the locked
+    .debs' hashes and the inputs' definitions, so an id is known without downloading."""
+    files: dict[str, Path] = {}
+    identity: dict[str, dict] = {}
+    for name in sorted(used):
+        wl = workloads.get(name)
+        sizes = sorted(used[name])
+        identity[name] = {
+            "packages": packages.lock_identity(packages.read_lock(wl.dir)),
+            "inputs": {f"{size}/{n}": inputs.identity(d)
+                       for size in sizes for n, d in sorted(wl.inputs(size).items())}}
+        if not build:
+            continue
+        _add_files(files, packages.program_files(name, wl.dir, wl.program, progress).files,
+                   f"the real program {name}")
+        for size in sizes:
+            for n, d in wl.inputs(size).items():
+                files[wl.input_guest_path(size, n)] = inputs.make(
+                    d, f"workloads/{name}/workload.toml [sizes.{size}] inputs.{n}")
+    return files, identity
+
+
+def _add_files(files: dict[str, Path], more: dict[str, Path], what: str) -> None:
+    """Merge guest files, refusing two different files at one guest path (a user program's
+    host glibc and a real program's Debian glibc, say)."""
+    for guest, host in more.items():
+        if guest in files and hash_file(files[guest]) != hash_file(host):
+            raise UserError(f"{what} brings {guest} in another version than this run's other "
+                            f"programs; run them in separate runs")
+        files[guest] = host
 
 
 def _job_spec(job: GuestJob) -> dict:
@@ -257,13 +310,14 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     for job in request.jobs + request.background:
         _check_cpus(job.cpus, machine)
     user_programs: dict[str, Path] = {}
+    real_programs: dict[str, set[str]] = {}   # workload -> sizes, of Debian packages
     policy_args = policy.get("workload_args", {})
     regions = policy.get("regions", {})
     jobs: list[GuestJob] = []
     caches_on_us = _check_warm_caches(request)
     for req in request.jobs:
         job = _guest_job(req, policy_args, user_programs, regions=regions.get("jobs", "none"),
-                         caches_on_us=caches_on_us)
+                         caches_on_us=caches_on_us, real_programs=real_programs)
         # Unique names: artifacts are filed under the job name.
         taken = {j.name for j in jobs}
         name, n = job.name, 2
@@ -271,7 +325,8 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
             name, n = f"{job.name}-{n}", n + 1
         jobs.append(dataclasses.replace(job, name=name))
     background = tuple(_guest_job(j, {}, user_programs, for_background=True,
-                                  regions=regions.get("background", "none"))
+                                  regions=regions.get("background", "none"),
+                                  real_programs=real_programs)
                        for j in request.background)
     # The run's payload: the workloads, the user's programs with the libraries of the
     # dynamically linked ones (as the host's ldd resolves them), the overlays.
@@ -282,8 +337,11 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     overlays = [check_overlay(d) for d in request.overlay]
     workload_overlay = (programs.build_all(progress=progress) if build
                         else programs.planned_overlay())
-    payload = Payload({**{f"{USER_BIN}/{n}": p for n, p in user_programs.items()},
-                       **libraries}, [workload_overlay, *overlays])
+    real_files, real_identity = _real_programs_payload(real_programs, build, progress)
+    payload_files = {f"{USER_BIN}/{n}": p for n, p in user_programs.items()}
+    _add_files(payload_files, libraries, "a user program")
+    _add_files(payload_files, real_files, "a real program")
+    payload = Payload(payload_files, [workload_overlay, *overlays])
     env = (("LD_LIBRARY_PATH", library_path(libraries)),) if libraries else ()
     sysctl_wanted = {**{k: str(v) for k, v in policy.get("sysctl", {}).items()},
                      **dict(request.sysctl)}
@@ -325,6 +383,8 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
         spec["attribute_tasks"] = True
     if libraries:
         spec["libraries"] = {g: hash_file(p) for g, p in sorted(libraries.items())}
+    if real_identity:   # only when used, so other runs keep their ids
+        spec["real_programs"] = real_identity
     if overlays:
         spec["overlay"] = Payload(trees=overlays).identity()
     if request.warm_caches is not None:  # only when on, so other runs keep their ids

@@ -17,7 +17,8 @@ from schedlab.guest import characterise, programs
 from schedlab.guest import workloads as W
 from schedlab.errors import UserError
 
-REGISTRY = W.load_registry()
+# The workloads compiled here (the real programs of Debian packages: test_real_programs.py).
+REGISTRY = programs.compiled(W.load_registry())
 KERNELS = ["fft", "hough", "mm", "neural", "pde", "simplex"]
 SPEC = ["art", "crafty", "gap", "gcc", "gzip", "mcf", "parser", "twolf"]
 THREADED = KERNELS + ["blackscholes", "streamcluster", "swaptions", "raytrace"]

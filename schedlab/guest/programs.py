@@ -138,8 +138,15 @@ def _static_lib(lib: str) -> Path:
 _SOURCES_HASH: dict[tuple, str] = {}
 
 
+def compiled(registry: dict[str, Workload]) -> dict[str, Workload]:
+    """The workloads built here (not the real programs of Debian packages)."""
+    return {n: w for n, w in registry.items() if not w.is_real_program}
+
+
 def _inputs_hash(registry: dict[str, Workload]) -> str:
-    files = sorted(p for p in WORKLOADS.rglob("*")
+    registry = compiled(registry)
+    folders = [COMMON, *(w.dir for w in registry.values())]
+    files = sorted(p for d in folders for p in d.rglob("*")
                    if p.is_file() and p.suffix in (".c", ".h", ".toml", ".S", ".inc")
                    and "__pycache__" not in p.parts)
     # Read again only when a file changed: every run id of a listing needs this hash.
@@ -165,7 +172,7 @@ def build_all(progress: Callable[[str], None] = print) -> Path:
     ``schedlab/workloads.json``: the guest's paths, where each run's payload brings them
     (schedlab.guest.payload).
     """
-    registry = load_registry()
+    registry = compiled(load_registry())
     final = planned_overlay(registry)
     if (final / GUEST_REGISTRY).is_file():
         progress(f"workloads: {len(registry)} programs, cached in {final}")

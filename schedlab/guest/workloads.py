@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedlab.errors import UserError
+from schedlab.guest import inputs as input_files
+from schedlab.guest.packages import LOCK_NAME, ProgramSpec, guest_executable, parse_program
 from schedlab.paths import WORKLOADS
 from schedlab.store import file_signature, hash_files
 
@@ -22,11 +24,16 @@ COMMON = WORKLOADS / "common"
 # runner unpacks into a tmpfs at /schedlab after the boot (schedlab.guest.payload).
 GUEST_BIN = "schedlab/bin"
 GUEST_REGISTRY = "schedlab/workloads.json"
+# Where a real program's inputs are in the guest (in the payload's tmpfs).
+GUEST_INPUTS = "/schedlab/inputs"
 SIZE_CLASSES = ("smoke", "paper")
 
-_TOP_KEYS = {"summary", "studies", "substitutes", "sources", "ldflags", "sizes", "kind", "notes"}
+_TOP_KEYS = {"summary", "studies", "substitutes", "sources", "ldflags", "sizes", "kind", "notes",
+             "program"}
 # work: the size's instructions relative to smoke, where known (campaign cost estimates).
-_SIZE_KEYS = {"args", "expect", "note", "until_stopped", "work"}
+# inputs, stdin, stdout: real programs only (schedlab.guest.inputs; '{NAME}' in args, stdin
+# names an input's guest path; stdout is a file in the job's output directory).
+_SIZE_KEYS = {"args", "expect", "note", "until_stopped", "work", "inputs", "stdin", "stdout"}
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,34 @@ class Workload:
     size_table: dict = field(repr=False)
     kind: str = ""
     notes: str = ""
+    # A real program from Debian packages (schedlab.guest.packages); None: compiled here.
+    program: ProgramSpec | None = None
 
     @property
     def sizes(self) -> list[str]:
         return list(self.size_table)
+
+    @property
+    def is_real_program(self) -> bool:
+        return self.program is not None
+
+    def inputs(self, size: str = "smoke") -> dict[str, dict]:
+        """The size's input definitions by name (schedlab.guest.inputs)."""
+        self.args(size)
+        return dict(self.size_table[size].get("inputs", {}))
+
+    def input_guest_path(self, size: str, name: str) -> str:
+        return f"{GUEST_INPUTS}/{self.name}/{size}/{name}"
+
+    def command(self, size: str = "smoke") -> tuple[list[str], str | None, str | None]:
+        """A real program's argv (guest paths), its stdin (a guest path) and its stdout (a
+        file in the job's output directory), the inputs' names replaced by their paths."""
+        paths = {n: self.input_guest_path(size, n) for n in self.inputs(size)}
+        entry = self.size_table[size]
+        stdin = entry.get("stdin")
+        return ([guest_executable(self.name, self.program),
+                 *(a.format(**paths) for a in self.args(size))],
+                stdin.format(**paths) if stdin else None, entry.get("stdout"))
 
     def args(self, size: str = "smoke") -> list[str]:
         if size not in self.size_table:
@@ -77,7 +108,10 @@ class Workload:
         return [(self.dir / s).resolve() for s in self.sources]
 
     def content_hash(self) -> str:
-        """Hash of what this workload's binary is built from (its sources, toml, common/)."""
+        """Hash of what this workload's binary is built from (its sources, toml, common/);
+        a real program's: its toml and its packages' lock."""
+        if self.is_real_program:
+            return hash_files({self.dir / "workload.toml", self.dir / LOCK_NAME}, WORKLOADS)
         files = {*self.source_paths(), (self.dir / "workload.toml").resolve(),
                  *(p.resolve() for p in COMMON.glob("*") if p.is_file())}
         return hash_files(files, WORKLOADS.resolve())
@@ -119,7 +153,11 @@ def _load_one(d: Path) -> Workload:
     if unknown:
         raise _bad(name, f"unknown key(s) {', '.join(sorted(unknown))}; "
                          f"allowed: {', '.join(sorted(_TOP_KEYS))}")
-    for key in ("summary", "studies", "sources", "sizes"):
+    program = (parse_program(raw["program"], f"workloads/{name}/workload.toml")
+               if "program" in raw else None)
+    if program and "sources" in raw:
+        raise _bad(name, "a real program ([program]) has no C sources; drop 'sources'")
+    for key in ("summary", "studies", "sizes") + (() if program else ("sources",)):
         if key not in raw:
             raise _bad(name, f"missing required key '{key}'")
     if not isinstance(raw["summary"], str) or not raw["summary"].strip():
@@ -128,8 +166,9 @@ def _load_one(d: Path) -> Workload:
     if (not isinstance(studies, list) or not studies
             or not all(isinstance(s, int) and 1 <= s <= 4 for s in studies)):
         raise _bad(name, "'studies' must be a non-empty list of study numbers 1..4")
-    sources = raw["sources"]
-    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) for s in sources):
+    sources = raw.get("sources", [])
+    if not program and (not isinstance(sources, list) or not sources
+                        or not all(isinstance(s, str) for s in sources)):
         raise _bad(name, "'sources' must be a non-empty list of C file names")
     for s in sources:
         if not (d / s).is_file():
@@ -158,11 +197,41 @@ def _load_one(d: Path) -> Workload:
             raise _bad(name, f"[sizes.{size}] expect must map output keys to values")
         if not isinstance(entry.get("until_stopped", False), bool):
             raise _bad(name, f"[sizes.{size}] until_stopped must be true or false")
+        _check_program_size(name, size, entry, program)
     return Workload(
         name=name, dir=d, summary=raw["summary"].strip(), studies=tuple(studies),
         substitutes=raw.get("substitutes", ""), sources=tuple(sources), ldflags=tuple(ldflags),
         size_table=sizes, kind=raw.get("kind", ""),
-        notes=raw.get("notes", ""))
+        notes=raw.get("notes", ""), program=program)
+
+
+def _check_program_size(name: str, size: str, entry: dict, program: ProgramSpec | None) -> None:
+    """A real program's size: its inputs can be made, and args/stdin name only those."""
+    io = {"inputs", "stdin", "stdout"} & set(entry)
+    if not program:
+        if io:
+            raise _bad(name, f"[sizes.{size}] {', '.join(sorted(io))}: only a real program "
+                             f"([program]) takes inputs, stdin or stdout")
+        return
+    defined = entry.get("inputs", {})
+    if not isinstance(defined, dict):
+        raise _bad(name, f"[sizes.{size}] inputs must map names to generator tables")
+    for input_name, definition in defined.items():
+        input_files.validate(definition, f"workloads/{name}/workload.toml [sizes.{size}] "
+                                         f"inputs.{input_name}")
+    paths = {n: n for n in defined}
+    for text in [*entry["args"], *(entry[k] for k in ("stdin", "stdout") if k in entry)]:
+        if not isinstance(text, str):
+            raise _bad(name, f"[sizes.{size}] stdin and stdout must be strings")
+        try:
+            text.format(**paths)
+        except (KeyError, IndexError, ValueError) as e:
+            raise _bad(name, f"[sizes.{size}] '{text}' names no input ({e}); define it "
+                             f"in [sizes.{size}.inputs]") from None
+    out = entry.get("stdout")
+    if out is not None and ("/" in out or out in ("", ".", "..")):
+        raise _bad(name, f"[sizes.{size}] stdout is a file name in the job's output "
+                         f"directory, not '{out}'")
 
 
 def load_registry(root: Path = WORKLOADS) -> dict[str, Workload]:

@@ -1,0 +1,251 @@
+"""Inputs of the real programs (workloads from Debian packages), made by the project.
+
+A workload.toml names each input of a size as a generator and its parameters
+(``inputs = { text = { generator = "text", bytes = 2000000, seed = 164 } }``); the file is
+made here, deterministically, and cached by the hash of that definition and of this
+module's source, which is also what enters the run id (:func:`identity`): an edit of a
+generator renames the runs that use it, so no run id ever names two different inputs.
+
+The generators use their own PRNG (splitmix64, below), not Python's ``random`` nor numpy's,
+whose streams are not promised to stay the same across versions. Each makes the kind of
+input the benchmark it stands for reads (SPEC's gzip and bzip2 compress text and program
+source; gcc compiles preprocessed C; MiBench's jpeg encodes a photograph-like PPM, its lame
+and gsm a PCM recording), sized by its parameters.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+from typing import Callable
+
+from schedlab.errors import UserError
+from schedlab.paths import cache_dir
+from schedlab.store import hash_bytes, hash_file, hash_json, write_atomic
+
+_MASK = (1 << 64) - 1
+
+
+class SplitMix64:
+    """Steele, Lea and Flood's splitmix64: a fixed, documented stream for a given seed."""
+
+    def __init__(self, seed: int):
+        self.state = seed & _MASK
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """A number in [0, n) (the modulo bias is below 2**-40 for the n used here)."""
+        return self.next() % n
+
+    def unit(self) -> float:
+        return (self.next() >> 11) * (1.0 / (1 << 53))
+
+
+# ---------------------------------------------------------------- text (gzip, bzip2)
+_SYLLABLES = ["ka", "to", "ri", "me", "an", "sel", "dor", "vi", "nu", "pe", "ing", "ter",
+              "os", "la", "com", "pro", "ex", "tion", "al", "re", "de", "ble", "ment", "ur"]
+
+
+def text(bytes: int, seed: int, vocabulary: int = 5000) -> bytes:
+    """English-like prose: words of a fixed vocabulary drawn with Zipf's law (rank r with
+    weight 1/r, as word frequencies in English), in sentences and paragraphs. Its
+    redundancy is of text's kind: gzip -6 leaves about a third of it."""
+    rng = SplitMix64(seed)
+    words = []
+    for _ in range(vocabulary):
+        words.append("".join(_SYLLABLES[rng.below(len(_SYLLABLES))]
+                             for _ in range(1 + rng.below(3))))
+    # Inverse of the Zipf CDF by a cumulative table.
+    cumulative, total = [], 0.0
+    for rank in range(1, vocabulary + 1):
+        total += 1.0 / rank
+        cumulative.append(total)
+    out: list[str] = []
+    size = 0
+    sentence_left = 0
+    while size < bytes:
+        if sentence_left == 0:
+            sentence_left = 6 + rng.below(18)
+            word = _pick(words, cumulative, rng).capitalize()
+        else:
+            word = _pick(words, cumulative, rng)
+        sentence_left -= 1
+        tail = ". " if sentence_left == 0 else " "
+        if sentence_left == 0 and rng.below(6) == 0:
+            tail = ".\n\n"
+        out.append(word + tail)
+        size += len(word) + len(tail)
+    return "".join(out).encode()[:bytes]
+
+
+def _pick(words: list[str], cumulative: list[float], rng: SplitMix64) -> str:
+    import bisect
+    return words[bisect.bisect_left(cumulative, rng.unit() * cumulative[-1])]
+
+
+# ---------------------------------------------------------------- C source (gcc's cc1)
+def c_program(functions: int, seed: int) -> bytes:
+    """A self-contained C translation unit (no #include: cc1 needs no headers): integer
+    and floating-point functions with loops, branches, switches, arrays and structs,
+    calling one another, and a main that prints nothing. 176.gcc compiles preprocessed C
+    files of a real program; this is C of the same constructs, sized by ``functions``."""
+    rng = SplitMix64(seed)
+    lines = ["typedef unsigned long u64;",
+             "struct node { u64 key; double weight; struct node *next; int tag[4]; };",
+             "static u64 table[256];", "static double field[64][64];", ""]
+    for f in range(functions):
+        lines += _c_function(f, rng)
+    lines.append("int main(int argc, char **argv)\n{\n\tu64 acc = (u64)argc;\n"
+                 "\t(void)argv;")
+    for f in range(functions):
+        lines.append(f"\tacc ^= f{f}(acc + {f}, (int)(acc & 7));")
+    lines += ["\treturn (int)(acc & 1);", "}", ""]
+    return "\n".join(lines).encode()
+
+
+def _c_expr(rng: SplitMix64, vars_: list[str], depth: int = 0) -> str:
+    if depth > 2 or rng.below(3) == 0:
+        choice = rng.below(3)
+        if choice == 0:
+            return str(rng.below(1000))
+        if choice == 1:
+            return f"table[({vars_[rng.below(len(vars_))]}) & 255]"
+        return vars_[rng.below(len(vars_))]
+    op = ["+", "-", "*", "^", "|", "&", "<<", ">>"][rng.below(8)]
+    left, right = _c_expr(rng, vars_, depth + 1), _c_expr(rng, vars_, depth + 1)
+    if op in ("<<", ">>"):
+        right = f"({right} & 15)"
+    return f"({left} {op} {right})"
+
+
+def _c_function(f: int, rng: SplitMix64) -> list[str]:
+    vars_ = ["a", "b", "i", "s"]
+    body = [f"static u64 f{f}(u64 a, int b)", "{", "\tu64 s = a * 2654435761u;",
+            "\tint i = 0;", "\tstruct node n = { a, 0.5, 0, { b, 1, 2, 3 } };", ""]
+    for _ in range(2 + rng.below(4)):
+        kind = rng.below(4)
+        if kind == 0:
+            body += [f"\tfor (i = 0; i < {4 + rng.below(60)}; i++) {{",
+                     f"\t\ts += {_c_expr(rng, vars_)};",
+                     f"\t\ttable[i & 255] ^= s >> {rng.below(32)};", "\t}"]
+        elif kind == 1:
+            body += [f"\tif ({_c_expr(rng, vars_)} > {rng.below(5000)}u)",
+                     f"\t\ts -= {_c_expr(rng, vars_)};", "\telse",
+                     f"\t\ts += {_c_expr(rng, vars_)};"]
+        elif kind == 2:
+            body.append("\tswitch (b & 7) {")
+            for case in range(1 + rng.below(7)):
+                body.append(f"\tcase {case}: s ^= {_c_expr(rng, vars_)}; break;")
+            body += ["\tdefault: s += n.tag[b & 3]; break;", "\t}"]
+        else:
+            body += [f"\tfor (i = 0; i < {8 + rng.below(56)}; i++)",
+                     f"\t\tfield[i & 63][(i * {1 + rng.below(7)}) & 63] += "
+                     f"n.weight * (double)(s & {rng.below(255) + 1});",
+                     "\tn.weight += field[b & 63][a & 63];"]
+    if f > 0:
+        body.append(f"\ts ^= f{rng.below(f)}(s, b + 1) & 0xffff;" if rng.below(2) == 0
+                    else "\ts ^= (u64)n.weight;")
+    body += ["\treturn s ^ n.key;", "}", ""]
+    return body
+
+
+# ---------------------------------------------------------------- image (MiBench jpeg)
+def ppm(width: int, height: int, seed: int) -> bytes:
+    """A photograph-like binary PPM: smooth gradients, overlapping discs of colour and
+    a little noise (JPEG's DCT sees low frequencies with edges, as in a photograph)."""
+    rng = SplitMix64(seed)
+    discs = [(rng.below(width), rng.below(height), 8 + rng.below(max(9, width // 3)),
+              (rng.below(256), rng.below(256), rng.below(256))) for _ in range(12)]
+    row = bytearray(width * 3)
+    rows = []
+    for y in range(height):
+        for x in range(width):
+            r, g, b = (x * 255) // max(1, width - 1), (y * 255) // max(1, height - 1), 128
+            for cx, cy, radius, colour in discs:
+                if (x - cx) ** 2 + (y - cy) ** 2 < radius * radius:
+                    r, g, b = ((r + colour[0]) >> 1, (g + colour[1]) >> 1,
+                               (b + colour[2]) >> 1)
+            noise = rng.below(9) - 4
+            row[3 * x:3 * x + 3] = bytes(min(255, max(0, c + noise)) for c in (r, g, b))
+        rows.append(bytes(row))
+    return f"P6\n{width} {height}\n255\n".encode() + b"".join(rows)
+
+
+# ---------------------------------------------------------------- sound (lame, gsm)
+def wav(seconds: float, rate: int, seed: int, channels: int = 1) -> bytes:
+    """A 16-bit PCM WAV of notes: sums of a few harmonics with attack/decay envelopes and
+    a little noise, a new note every quarter second (music-like, as MiBench's lame and
+    gsm inputs are recordings)."""
+    rng = SplitMix64(seed)
+    frames = int(seconds * rate)
+    samples = bytearray()
+    note_len = rate // 4
+    freq = 220.0
+    for i in range(frames):
+        t_note = i % note_len
+        if t_note == 0:
+            freq = 110.0 * 2 ** (rng.below(36) / 12)
+        env = min(1.0, t_note / (0.01 * rate)) * math.exp(-3.0 * t_note / note_len)
+        phase = 2 * math.pi * freq * i / rate
+        value = env * (0.6 * math.sin(phase) + 0.25 * math.sin(2 * phase)
+                       + 0.1 * math.sin(3 * phase)) + 0.02 * (rng.unit() - 0.5)
+        sample = max(-32768, min(32767, int(value * 20000)))
+        samples += struct.pack("<h", sample) * channels
+    data = bytes(samples)
+    header = b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVE"
+    header += b"fmt " + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * 2 * channels,
+                                    2 * channels, 16)
+    return header + b"data" + struct.pack("<I", len(data)) + data
+
+
+GENERATORS: dict[str, Callable[..., bytes]] = {
+    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav,
+}
+
+
+def _check(definition: dict, where: str) -> tuple[str, dict]:
+    if not isinstance(definition, dict) or "generator" not in definition:
+        raise UserError(f"{where}: an input is a table with a generator "
+                        f"(one of {', '.join(GENERATORS)}) and its parameters")
+    params = {k: v for k, v in definition.items() if k != "generator"}
+    name = definition["generator"]
+    if name not in GENERATORS:
+        raise UserError(f"{where}: unknown input generator '{name}'; "
+                        f"choose one of {', '.join(GENERATORS)}")
+    import inspect
+    accepted = inspect.signature(GENERATORS[name]).parameters
+    unknown = set(params) - set(accepted)
+    missing = {p for p, spec in accepted.items() if spec.default is inspect.Parameter.empty
+               and p not in params}
+    if unknown or missing:
+        raise UserError(f"{where}: generator '{name}' takes "
+                        f"{', '.join(accepted)}; " +
+                        (f"unknown {', '.join(sorted(unknown))}" if unknown else
+                         f"missing {', '.join(sorted(missing))}"))
+    return name, params
+
+
+def validate(definition: dict, where: str) -> None:
+    """A one-line error for a definition no generator can make."""
+    _check(definition, where)
+
+
+def identity(definition: dict) -> str:
+    """What names the input in run ids: its definition and the generators' source."""
+    return hash_bytes(hash_json(definition), hash_file(Path(__file__)))
+
+
+def make(definition: dict, where: str) -> Path:
+    """The input file (made once, then cached by :func:`identity`)."""
+    name, params = _check(definition, where)
+    path = cache_dir() / "inputs" / identity(definition)
+    if not path.is_file():
+        write_atomic(path, GENERATORS[name](**params))
+    return path

@@ -1,0 +1,192 @@
+"""Real programs from Debian packages (schedlab.guest.packages, schedlab.guest.inputs): the
+lock, the files a run carries, the inputs, and every real program of the registry run on
+QEMU with its smoke input, its output checked by an oracle independent of the program."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from schedlab.errors import UserError
+from schedlab.guest import inputs, packages, workloads
+from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+
+needs_apt = pytest.mark.skipif(not shutil.which("apt-get") or not shutil.which("dpkg-deb"),
+                               reason="real programs come from Debian packages: apt-get and "
+                                      "dpkg-deb are needed (a Debian host)")
+REAL = sorted(n for n, w in workloads.load_registry().items() if w.is_real_program)
+
+
+# ---------------------------------------------------------------- inputs
+def test_the_inputs_prng_is_splitmix64():
+    # Reference values of Steele, Lea and Flood's splitmix64 from state 0 (as in Vigna's
+    # splitmix64.c): the stream the generators rely on, fixed across Python versions.
+    rng = inputs.SplitMix64(0)
+    assert [rng.next() for _ in range(3)] == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4,
+                                              0x06C45D188009454F]
+
+
+@pytest.mark.parametrize("definition", [
+    {"generator": "text", "bytes": 20_000, "seed": 3},
+    {"generator": "c_program", "functions": 5, "seed": 3},
+    {"generator": "ppm", "width": 40, "height": 30, "seed": 3},
+    {"generator": "wav", "seconds": 0.1, "rate": 8000, "seed": 3},
+])
+def test_an_input_is_a_function_of_its_definition(definition):
+    name = definition["generator"]
+    params = {k: v for k, v in definition.items() if k != "generator"}
+    first = inputs.GENERATORS[name](**params)
+    assert first == inputs.GENERATORS[name](**params)
+    other = inputs.GENERATORS[name](**{**params, "seed": 4})
+    assert other != first
+    assert inputs.identity(definition) != inputs.identity({**definition, "seed": 4})
+
+
+def test_generated_inputs_are_what_their_readers_take(tmp_path):
+    text = inputs.text(200_000, seed=1)
+    assert len(text) == 200_000 and text.isascii()
+    # Text's redundancy: a compressor leaves between a fifth and a half of it.
+    assert 0.2 < len(gzip.compress(text)) / len(text) < 0.5
+    src = tmp_path / "p.c"
+    src.write_bytes(inputs.c_program(20, seed=1))
+    # The host's compiler takes it without headers, warnings as errors.
+    subprocess.run(["gcc", "-O2", "-c", "-Wall", "-Werror", "-Wno-unused-function",
+                    str(src), "-o", str(tmp_path / "p.o")], check=True)
+    header = inputs.ppm(33, 7, seed=1)
+    assert header.startswith(b"P6\n33 7\n255\n") and len(header) == 12 + 33 * 7 * 3
+    wav = inputs.wav(0.5, 8000, seed=1)
+    assert wav[:4] == b"RIFF" and wav[8:12] == b"WAVE" and len(wav) == 44 + 8000
+
+
+def test_bad_input_definitions_are_one_line_errors():
+    with pytest.raises(UserError, match="unknown input generator 'txt'"):
+        inputs.validate({"generator": "txt"}, "here")
+    with pytest.raises(UserError, match="missing seed"):
+        inputs.validate({"generator": "text", "bytes": 3}, "here")
+    with pytest.raises(UserError, match="unknown colour"):
+        inputs.validate({"generator": "ppm", "width": 1, "height": 1, "seed": 1,
+                         "colour": 2}, "here")
+
+
+# ---------------------------------------------------------------- workload.toml and lock
+def _real_workload(tmp_path: Path, size: str) -> Path:
+    d = tmp_path / "real"
+    d.mkdir()
+    (d / "workload.toml").write_text(
+        'summary = "x"\nstudies = [1]\n[program]\npackages = ["gzip"]\npath = "/bin/gzip"\n'
+        + size)
+    return d
+
+
+def test_a_real_programs_size_names_only_its_inputs(tmp_path):
+    ok = _real_workload(tmp_path, '[sizes.smoke]\nargs = ["-c"]\nstdin = "{t}"\n'
+                                  'stdout = "o.gz"\n'
+                                  'inputs = { t = { generator = "text", bytes = 9, seed = 1 } }\n')
+    w = workloads._load_one(ok)
+    assert w.is_real_program and w.command("smoke") == (
+        ["/schedlab/pkg/real/gzip", "-c"], "/schedlab/inputs/real/smoke/t", "o.gz")
+    shutil.rmtree(ok)
+    bad = _real_workload(tmp_path, '[sizes.smoke]\nargs = ["{text}"]\n')
+    with pytest.raises(UserError, match=r"'\{text\}' names no input"):
+        workloads._load_one(bad)
+    shutil.rmtree(bad)
+    bad = _real_workload(tmp_path, '[sizes.smoke]\nargs = []\nstdout = "../x"\n')
+    with pytest.raises(UserError, match="stdout is a file name"):
+        workloads._load_one(bad)
+
+
+def test_a_missing_or_damaged_lock_names_the_command_that_makes_it(tmp_path):
+    d = tmp_path / "prog"
+    d.mkdir()
+    with pytest.raises(UserError, match="run.py workloads prog --lock"):
+        packages.read_lock(d)
+    (d / packages.LOCK_NAME).write_text("[[package]]\nname = 'x'\n")
+    with pytest.raises(UserError, match="is damaged"):
+        packages.read_lock(d)
+
+
+@needs_apt
+def test_a_version_debian_no_longer_serves_is_an_error_not_a_substitute(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    gone = packages.Deb("gzip", "0.1-1", "gzip_0.1-1_amd64.deb", "0" * 64, 1)
+    with pytest.raises(UserError, match=r"does not serve gzip=0.1-1.*--lock"):
+        packages.fetch(gone, progress=lambda s: None)
+    assert not list((tmp_path / "cache" / "debs").glob("*/*.deb"))
+
+
+@needs_apt
+@pytest.mark.parametrize("name", REAL)
+def test_a_real_program_brings_its_locked_libraries_not_the_hosts(name):
+    w = workloads.get(name)
+    locked = packages.read_lock(w.dir)
+    files = packages.program_files(name, w.dir, w.program, progress=lambda s: None)
+    assert files.executable == f"/schedlab/pkg/{name}/{w.program.guest_name}"
+    # The loader and glibc are the locked libc6's, whatever the host has.
+    libc6 = packages.unpack(next(d for d in locked if d.name == "libc6"))
+    libc = files.files["/lib/x86_64-linux-gnu/libc.so.6"]
+    assert libc.is_relative_to(libc6)
+    assert files.files["/lib64/ld-linux-x86-64.so.2"].is_relative_to(libc6)
+    # Every library it needs is there (the oracle: the host's readelf on the same files).
+    for guest, host in files.files.items():
+        dynamic = subprocess.run(["readelf", "-d", str(host)], capture_output=True,
+                                 text=True).stdout
+        for line in dynamic.splitlines():
+            if "(NEEDED)" in line:
+                soname = line.split("[")[1].rstrip("]")
+                assert any(g.endswith("/" + soname) for g in files.files), (guest, soname)
+
+
+def test_a_real_program_enters_the_run_id_by_its_lock_and_inputs(tmp_path, monkeypatch):
+    request = RunRequest(machine="clovertown-e5320-mup",
+                         jobs=(WorkloadRequest("debian-gzip"),))
+    spec = prepare(request, build=False).spec
+    identity = spec["real_programs"]["debian-gzip"]
+    w = workloads.get("debian-gzip")
+    assert identity["packages"] == packages.lock_identity(packages.read_lock(w.dir))
+    assert identity["inputs"] == {"smoke/text": inputs.identity(w.inputs("smoke")["text"])}
+    # Runs without real programs record nothing of them (their ids are unchanged).
+    plain = prepare(RunRequest(machine="clovertown-e5320-mup",
+                               jobs=(WorkloadRequest("gzip"),)), build=False).spec
+    assert "real_programs" not in plain
+
+
+# ---------------------------------------------------------------- on QEMU, with oracles
+def _text_input(w, size="smoke") -> bytes:
+    return inputs.make(w.inputs(size)["text"], "test").read_bytes()
+
+
+# workload -> check(its workload entry, its artefacts directory): raises if the output is
+# wrong. Independent of the program: Python's own decompressors, the host's tools.
+ORACLES = {
+    "debian-gzip": lambda w, out: _same(gzip.decompress((out / "text.gz").read_bytes()),
+                                        _text_input(w)),
+    "debian-bzip2": lambda w, out: _same(bz2.decompress((out / "text.bz2").read_bytes()),
+                                         _text_input(w)),
+}
+
+
+def _same(got: bytes, want: bytes) -> None:
+    assert got == want, f"{len(got)} bytes, expected {len(want)}"
+
+
+def test_every_real_program_has_an_oracle():
+    assert set(REAL) <= set(ORACLES), set(REAL) - set(ORACLES)
+
+
+@needs_apt
+def test_every_real_program_runs_on_qemu_and_its_output_is_right(results_dir):
+    """One QEMU run with every real program as a job (one boot), at smoke size."""
+    request = RunRequest(machine="clovertown-e5320-mup",
+                         jobs=tuple(WorkloadRequest(n) for n in REAL))
+    out = execute(prepare(request, progress=print), progress=print)
+    res = json.loads((out / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    for name in REAL:
+        ORACLES[name](workloads.get(name), out / "artifacts" / name / "1")
