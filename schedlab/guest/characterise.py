@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Callable
 
 from schedlab.errors import UserError
+from schedlab.guest import inputs, packages
 from schedlab.guest.programs import build_all
-from schedlab.guest.workloads import GUEST_BIN, load_registry
+from schedlab.guest.workloads import GUEST_BIN, Workload, load_registry
 from schedlab.machine import load_machine
 from schedlab.paths import WORKLOADS
 from schedlab.store import write_atomic
@@ -80,7 +81,8 @@ def _parse_cachegrind(text: str) -> dict:
     return dict(zip(events, summary))
 
 
-def cachegrind(argv: list[str], geo: dict, timeout: float = 600) -> dict:
+def cachegrind(argv: list[str], geo: dict, timeout: float = 600,
+               stdin: Path | None = None) -> dict:
     """Run argv under cachegrind with the given I1/D1/LL; return its event totals."""
     if shutil.which("valgrind") is None:
         raise UserError("valgrind not found; install it (apt-get install valgrind)")
@@ -89,8 +91,11 @@ def cachegrind(argv: list[str], geo: dict, timeout: float = 600) -> dict:
         cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}",
                *(f"--{lvl}={','.join(map(str, geo[lvl]))}" for lvl in ("I1", "D1", "LL")),
                *argv]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp,
-                           env={**os.environ, "SCHEDLAB_OUT": tmp})
+        with open(stdin or os.devnull, "rb") as given:
+            # Its output to a file (a real program's stdout may be binary); valgrind's to a pipe.
+            r = subprocess.run(cmd, stdin=given, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, timeout=timeout, cwd=tmp,
+                               env={**os.environ, "SCHEDLAB_OUT": tmp})
         if r.returncode != 0:
             last = (r.stderr.strip().splitlines() or ["?"])[-1]
             raise UserError(f"cachegrind run of {Path(argv[0]).name} failed: {last}")
@@ -137,16 +142,32 @@ def characterise(names: list[str] | None = None, progress: Callable[[str], None]
         if w.kind == "driver":  # it only spawns other workloads; those are characterised
             continue
         entry = {}
-        for m, g in geos.items():
-            progress(f"characterise: {n} on {m}")
-            argv = [str(overlay / GUEST_BIN / n), *w.args("smoke")]
-            entry[m] = {k: (round(v, 6) if isinstance(v, float) else v)
-                        for k, v in miss_rates(cachegrind(argv, g)).items()}
+        with tempfile.TemporaryDirectory(prefix="schedlab-char-") as tmp:
+            argv, stdin = ([str(overlay / GUEST_BIN / n), *w.args("smoke")], None)
+            if w.is_real_program:
+                argv, stdin = _real_program_on_host(w, Path(tmp), progress)
+            for m, g in geos.items():
+                progress(f"characterise: {n} on {m}")
+                entry[m] = {k: (round(v, 6) if isinstance(v, float) else v)
+                            for k, v in miss_rates(cachegrind(argv, g, stdin=stdin)).items()}
         data["workloads"][n] = entry
         data["sources"][n] = w.content_hash()
         write_atomic(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
         os.chmod(out, 0o644)  # a repository file, not a private temporary
     return data
+
+
+def _real_program_on_host(w: Workload, root: Path,
+                          progress: Callable[[str], None]) -> tuple[list[str], Path | None]:
+    """A real program's smoke command on the host: staged from its locked packages, its
+    inputs at their guest paths below the same root (its stdout goes nowhere)."""
+    files = packages.program_files(w.name, w.dir, w.program, progress)
+    guest_argv, stdin, _ = w.command("smoke")
+    made = {w.input_guest_path("smoke", n): inputs.make(d, f"workloads/{w.name} {n}")
+            for n, d in w.inputs("smoke").items()}
+    files = packages.ProgramFiles(files.executable, {**files.files, **made})
+    argv = packages.host_argv(files, root, guest_argv)
+    return argv, (root / stdin.lstrip("/")) if stdin else None
 
 
 def load_characterisation(with_sources: bool = False):

@@ -47,6 +47,19 @@ class SplitMix64:
     def unit(self) -> float:
         return (self.next() >> 11) * (1.0 / (1 << 53))
 
+    def block(self, n: int) -> "np.ndarray":
+        """The next n outputs at once (numpy's uint64 arithmetic wraps modulo 2**64 as the
+        sequential stream does): the same numbers as n calls of :meth:`next`."""
+        import numpy as np
+
+        steps = np.arange(1, n + 1, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            z = np.uint64(self.state) + steps * np.uint64(0x9E3779B97F4A7C15)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        self.state = (self.state + n * 0x9E3779B97F4A7C15) & _MASK
+        return z ^ (z >> np.uint64(31))
+
 
 # ---------------------------------------------------------------- text (gzip, bzip2)
 _SYLLABLES = ["ka", "to", "ri", "me", "an", "sel", "dor", "vi", "nu", "pe", "ing", "ter",
@@ -159,23 +172,23 @@ def _c_function(f: int, rng: SplitMix64) -> list[str]:
 # ---------------------------------------------------------------- image (MiBench jpeg)
 def ppm(width: int, height: int, seed: int) -> bytes:
     """A photograph-like binary PPM: smooth gradients, overlapping discs of colour and
-    a little noise (JPEG's DCT sees low frequencies with edges, as in a photograph)."""
+    a little noise (JPEG's DCT sees low frequencies with edges, as in a photograph).
+    Integer arithmetic throughout (numpy's is exact), so the bytes depend on nothing else."""
+    import numpy as np
+
     rng = SplitMix64(seed)
     discs = [(rng.below(width), rng.below(height), 8 + rng.below(max(9, width // 3)),
               (rng.below(256), rng.below(256), rng.below(256))) for _ in range(12)]
-    row = bytearray(width * 3)
-    rows = []
-    for y in range(height):
-        for x in range(width):
-            r, g, b = (x * 255) // max(1, width - 1), (y * 255) // max(1, height - 1), 128
-            for cx, cy, radius, colour in discs:
-                if (x - cx) ** 2 + (y - cy) ** 2 < radius * radius:
-                    r, g, b = ((r + colour[0]) >> 1, (g + colour[1]) >> 1,
-                               (b + colour[2]) >> 1)
-            noise = rng.below(9) - 4
-            row[3 * x:3 * x + 3] = bytes(min(255, max(0, c + noise)) for c in (r, g, b))
-        rows.append(bytes(row))
-    return f"P6\n{width} {height}\n255\n".encode() + b"".join(rows)
+    y, x = np.mgrid[0:height, 0:width].astype(np.int64)
+    image = np.stack([(x * 255) // max(1, width - 1), (y * 255) // max(1, height - 1),
+                      np.full_like(x, 128)], axis=-1)
+    for cx, cy, radius, colour in discs:
+        inside = (x - cx) ** 2 + (y - cy) ** 2 < radius * radius
+        image[inside] = (image[inside] + np.array(colour)) >> 1
+    noise = (rng.block(width * height) % np.uint64(9)).astype(np.int64) - 4
+    image += noise.reshape(height, width)[..., None]
+    pixels = np.clip(image, 0, 255).astype(np.uint8).tobytes()
+    return f"P6\n{width} {height}\n255\n".encode() + pixels
 
 
 # ---------------------------------------------------------------- sound (lame, gsm)

@@ -372,6 +372,28 @@ def program_files(workload: str, workload_dir: Path, spec: ProgramSpec,
     return ProgramFiles(executable, files)
 
 
+def stage(files: ProgramFiles, root: Path) -> dict[str, Path]:
+    """The program's files as links below ``root`` at their guest paths, to run it on the
+    host (cachegrind) without installing anything: guest path -> staged path."""
+    staged = {}
+    for guest, host in files.files.items():
+        dest = root / guest.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.symlink_to(host)
+        staged[guest] = dest
+    return staged
+
+
+def host_argv(files: ProgramFiles, root: Path, argv: list[str]) -> list[str]:
+    """A staged program's command on the host: through its own loader (the locked glibc,
+    not the host's), with guest paths of its files in the arguments made staged paths."""
+    staged = stage(files, root)
+    loader = next(g for g in files.files if PurePosixPath(g).name.startswith("ld-linux"))
+    dirs = ":".join(str(root / d.lstrip("/")) for d in _DEFAULT_LIB_DIRS)
+    return [str(staged[loader]), "--library-path", dirs, str(staged[files.executable]),
+            *(str(staged[a]) if a in staged else a for a in argv[1:])]
+
+
 def unpacked_bytes(files: ProgramFiles) -> int:
     """What the program adds to a run's payload (the guest unpacks it on simulated cores)."""
     return sum(p.stat().st_size for p in files.files.values())
