@@ -228,7 +228,6 @@ ORACLES = {
 }
 
 
-
 def test_every_real_program_has_an_oracle():
     assert set(REAL) <= set(ORACLES), set(REAL) - set(ORACLES)
 

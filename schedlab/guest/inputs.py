@@ -47,7 +47,7 @@ class SplitMix64:
     def unit(self) -> float:
         return (self.next() >> 11) * (1.0 / (1 << 53))
 
-    def block(self, n: int) -> "np.ndarray":
+    def block(self, n: int):
         """The next n outputs at once (numpy's uint64 arithmetic wraps modulo 2**64 as the
         sequential stream does): the same numbers as n calls of :meth:`next`."""
         import numpy as np
