@@ -59,9 +59,17 @@ def test_generated_inputs_are_what_their_readers_take(tmp_path):
     assert 0.2 < len(gzip.compress(text)) / len(text) < 0.5
     src = tmp_path / "p.c"
     src.write_bytes(inputs.c_program(20, seed=1))
-    # The host's compiler takes it without headers, warnings as errors.
-    subprocess.run(["gcc", "-O2", "-c", "-Wall", "-Werror", "-Wno-unused-function",
-                    str(src), "-o", str(tmp_path / "p.o")], check=True)
+    # The host's compiler takes it without headers, warnings as errors; it has no undefined
+    # behaviour (the sanitizer stops at the first), so every correct compilation of it
+    # prints the same checksum.
+    outputs = set()
+    for flags in (["-O0"], ["-O2", "-fsanitize=undefined", "-fno-sanitize-recover"]):
+        subprocess.run(["gcc", *flags, "-Wall", "-Werror", "-Wno-unused-function",
+                        "-Wno-builtin-declaration-mismatch", str(src), "-o",
+                        str(tmp_path / "p")], check=True)
+        outputs.add(subprocess.run([tmp_path / "p"], capture_output=True, text=True,
+                                   check=True).stdout)
+    assert len(outputs) == 1 and next(iter(outputs)).startswith("checksum="), outputs
     header = inputs.ppm(33, 7, seed=1)
     assert header.startswith(b"P6\n33 7\n255\n") and len(header) == 12 + 33 * 7 * 3
     wav = inputs.wav(0.5, 8000, seed=1)
@@ -209,6 +217,21 @@ def _jpeg_close_to_input(w, out: Path) -> None:
     assert 10 * np.log10(255 ** 2 / mse) > 30
 
 
+def _assembly_computes_what_the_source_says(w, out: Path) -> None:
+    """The guest's -O2 assembly, assembled and linked by the host, prints the checksum the
+    same source prints when the host compiles it at -O0."""
+    source = inputs.make(w.inputs("smoke")["source"], "test")
+    work = out.parent / "check"
+    work.mkdir(exist_ok=True)
+    runs = []
+    for name, what in (("guest", out / "program.s"), ("host", source)):
+        subprocess.run(["gcc", "-O0", "-w", "-x", "assembler" if name == "guest" else "c",
+                        str(what), "-o", str(work / name)], check=True)
+        runs.append(subprocess.run([work / name], capture_output=True, text=True,
+                                   check=True).stdout)
+    assert runs[0] == runs[1] and runs[0].startswith("checksum="), runs
+
+
 def _digest_of_input(w, out: Path) -> None:
     import hashlib
     text = _text_input(w)
@@ -223,6 +246,7 @@ ORACLES = {
                                         _text_input(w)),
     "debian-bzip2": lambda w, out: _same(bz2.decompress((out / "text.bz2").read_bytes()),
                                          _text_input(w)),
+    "debian-cc1": _assembly_computes_what_the_source_says,
     "debian-cjpeg": _jpeg_close_to_input,
     "debian-sha1sum": _digest_of_input,
 }

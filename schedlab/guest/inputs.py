@@ -107,10 +107,11 @@ def _pick(words: list[str], cumulative: list[float], rng: SplitMix64) -> str:
 def c_program(functions: int, seed: int) -> bytes:
     """A self-contained C translation unit (no #include: cc1 needs no headers): integer
     and floating-point functions with loops, branches, switches, arrays and structs,
-    calling one another, and a main that prints nothing. 176.gcc compiles preprocessed C
+    calling one another, and a main that prints their combined result
+    (``checksum=...``: a compiled program can be checked against another compilation). 176.gcc compiles preprocessed C
     files of a real program; this is C of the same constructs, sized by ``functions``."""
     rng = SplitMix64(seed)
-    lines = ["typedef unsigned long u64;",
+    lines = ["int printf(const char *, ...);", "typedef unsigned long u64;",
              "struct node { u64 key; double weight; struct node *next; int tag[4]; };",
              "static u64 table[256];", "static double field[64][64];", ""]
     for f in range(functions):
@@ -119,7 +120,7 @@ def c_program(functions: int, seed: int) -> bytes:
                  "\t(void)argv;")
     for f in range(functions):
         lines.append(f"\tacc ^= f{f}(acc + {f}, (int)(acc & 7));")
-    lines += ["\treturn (int)(acc & 1);", "}", ""]
+    lines += ['\tprintf("checksum=%lu\\n", acc);', "\treturn 0;", "}", ""]
     return "\n".join(lines).encode()
 
 
@@ -127,7 +128,7 @@ def _c_expr(rng: SplitMix64, vars_: list[str], depth: int = 0) -> str:
     if depth > 2 or rng.below(3) == 0:
         choice = rng.below(3)
         if choice == 0:
-            return str(rng.below(1000))
+            return f"{rng.below(1000)}ul"
         if choice == 1:
             return f"table[({vars_[rng.below(len(vars_))]}) & 255]"
         return vars_[rng.below(len(vars_))]
@@ -139,7 +140,9 @@ def _c_expr(rng: SplitMix64, vars_: list[str], depth: int = 0) -> str:
 
 
 def _c_function(f: int, rng: SplitMix64) -> list[str]:
-    vars_ = ["a", "b", "i", "s"]
+    # The int parameters enter expressions as u64: unsigned arithmetic wraps, signed
+    # overflow would be undefined (and the check compiles the file twice).
+    vars_ = ["a", "(u64)b", "(u64)i", "s"]
     body = [f"static u64 f{f}(u64 a, int b)", "{", "\tu64 s = a * 2654435761u;",
             "\tint i = 0;", "\tstruct node n = { a, 0.5, 0, { b, 1, 2, 3 } };", ""]
     for _ in range(2 + rng.below(4)):
@@ -164,7 +167,9 @@ def _c_function(f: int, rng: SplitMix64) -> list[str]:
                      "\tn.weight += field[b & 63][a & 63];"]
     if f > 0:
         body.append(f"\ts ^= f{rng.below(f)}(s, b + 1) & 0xffff;" if rng.below(2) == 0
-                    else "\ts ^= (u64)n.weight;")
+                    # A comparison, not a conversion: a double out of u64's range is
+                    # undefined behaviour, and the check compiles the file twice.
+                    else "\ts ^= (u64)(n.weight > 1e6);")
     body += ["\treturn s ^ n.key;", "}", ""]
     return body
 

@@ -110,8 +110,10 @@ class Workload:
     def content_hash(self) -> str:
         """Hash of what this workload's binary is built from (its sources, toml, common/);
         a real program's: its toml and its packages' lock."""
-        if self.is_real_program:
-            return hash_files({self.dir / "workload.toml", self.dir / LOCK_NAME}, WORKLOADS)
+        if self.is_real_program:   # its inputs are made by the generators' code
+            files = {self.dir / "workload.toml", self.dir / LOCK_NAME,
+                     Path(input_files.__file__)}
+            return hash_files({f.resolve() for f in files}, WORKLOADS.resolve().parent)
         files = {*self.source_paths(), (self.dir / "workload.toml").resolve(),
                  *(p.resolve() for p in COMMON.glob("*") if p.is_file())}
         return hash_files(files, WORKLOADS.resolve())
