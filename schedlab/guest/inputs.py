@@ -107,9 +107,10 @@ def _pick(words: list[str], cumulative: list[float], rng: SplitMix64) -> str:
 def c_program(functions: int, seed: int) -> bytes:
     """A self-contained C translation unit (no #include: cc1 needs no headers): integer
     and floating-point functions with loops, branches, switches, arrays and structs,
-    calling one another, and a main that prints their combined result
-    (``checksum=...``: a compiled program can be checked against another compilation). 176.gcc compiles preprocessed C
-    files of a real program; this is C of the same constructs, sized by ``functions``."""
+    calling one another, and a main that prints their combined result (``checksum=...``:
+    a compiled program can be checked against another compilation). 176.gcc compiles
+    preprocessed C files of a real program; this is C of the same constructs, sized by
+    ``functions``."""
     rng = SplitMix64(seed)
     lines = ["int printf(const char *, ...);", "typedef unsigned long u64;",
              "struct node { u64 key; double weight; struct node *next; int tag[4]; };",
