@@ -232,6 +232,17 @@ def _assembly_computes_what_the_source_says(w, out: Path) -> None:
     assert runs[0] == runs[1] and runs[0].startswith("checksum="), runs
 
 
+def _words_are_the_clips_names(w, out: Path) -> None:
+    """Each clip of alsa-utils is a voice saying its file's name (Front_Center.wav: "front
+    center"): the recogniser's words for each utterance are its name."""
+    heard = {}
+    for line in (out / "words.txt").read_text().splitlines():
+        words, _, rest = line.rpartition(" (")
+        heard[rest.split()[0]] = words
+    names = inputs.make(w.inputs("smoke")["utterances"], "test").read_text().split()
+    assert heard == {n: n.replace("_", " ").lower() for n in names}, heard
+
+
 def _digest_of_input(w, out: Path) -> None:
     import hashlib
     text = _text_input(w)
@@ -248,6 +259,7 @@ ORACLES = {
                                          _text_input(w)),
     "debian-cc1": _assembly_computes_what_the_source_says,
     "debian-cjpeg": _jpeg_close_to_input,
+    "debian-pocketsphinx": _words_are_the_clips_names,
     "debian-sha1sum": _digest_of_input,
 }
 

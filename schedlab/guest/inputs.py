@@ -224,8 +224,14 @@ def wav(seconds: float, rate: int, seed: int, channels: int = 1) -> bytes:
     return header + b"data" + struct.pack("<I", len(data)) + data
 
 
+# ---------------------------------------------------------------- literal (small control files)
+def literal(text: str) -> bytes:
+    """A file whose content the workload.toml gives: a grammar, a list of utterances."""
+    return text.encode()
+
+
 GENERATORS: dict[str, Callable[..., bytes]] = {
-    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav,
+    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav, "literal": literal,
 }
 
 

@@ -72,6 +72,10 @@ class ProgramSpec:
     packages: tuple[str, ...]
     path: str
     data: tuple[str, ...] = ()
+    # Directories of Debian alternatives (update-alternatives makes the link in the loader's
+    # directory at install time; no package ships it): a library found there goes to the
+    # guest at the multiarch directory, where the link would be.
+    library_dirs: tuple[str, ...] = ()
 
     @property
     def guest_name(self) -> str:
@@ -81,7 +85,7 @@ class ProgramSpec:
 def parse_program(raw, where: str) -> ProgramSpec:
     if not isinstance(raw, dict):
         raise UserError(f"{where}: [program] must be a table")
-    unknown = set(raw) - {"packages", "path", "data"}
+    unknown = set(raw) - {"packages", "path", "data", "library_dirs"}
     if unknown:
         raise UserError(f"{where}: [program] has unknown key(s) {', '.join(sorted(unknown))}")
     packages, path, data = raw.get("packages"), raw.get("path"), raw.get("data", [])
@@ -94,7 +98,11 @@ def parse_program(raw, where: str) -> ProgramSpec:
     if not isinstance(data, list) or not all(isinstance(d, str) and d.startswith("/")
                                              for d in data):
         raise UserError(f"{where}: [program] data must be a list of absolute paths or globs")
-    return ProgramSpec(tuple(packages), path, tuple(data))
+    library_dirs = raw.get("library_dirs", [])
+    if not isinstance(library_dirs, list) or not all(
+            isinstance(d, str) and d.startswith("/") for d in library_dirs):
+        raise UserError(f"{where}: [program] library_dirs must be a list of absolute paths")
+    return ProgramSpec(tuple(packages), path, tuple(data), tuple(library_dirs))
 
 
 # ---------------------------------------------------------------- the lock
@@ -251,10 +259,12 @@ def _needed(host: Path) -> tuple[list[str], list[str], str | None]:
     return needed, runpath, interp
 
 
-def closure(tree: Tree, program: str, extra_elves: list[str] = ()) -> dict[str, tuple[str, Path]]:
+def closure(tree: Tree, program: str, extra_elves: list[str] = (),
+            library_dirs: tuple[str, ...] = ()) -> dict[str, tuple[str, Path]]:
     """Guest path -> (package, host file) of the program, its interpreter and every shared
     library it needs, resolved as glibc's loader would (RUNPATH, then the default
-    directories) inside the packages. A library no package has is a one-line error."""
+    directories, then the alternatives' ``library_dirs``, placed in the multiarch directory)
+    inside the packages. A library no package has is a one-line error."""
     found = tree.find(program)
     if found is None:
         raise UserError(f"{program} is in none of the packages "
@@ -281,12 +291,18 @@ def closure(tree: Tree, program: str, extra_elves: list[str] = ()) -> dict[str, 
             if any(PurePosixPath(g).name == soname for g in files):
                 continue
             where = next((f"{d}/{soname}" for d in dirs if tree.find(f"{d}/{soname}")), None)
+            guest_lib = where
+            if where is None:
+                where = next((f"{d}/{soname}" for d in library_dirs
+                              if tree.find(f"{d}/{soname}")), None)
+                guest_lib = f"{_DEFAULT_LIB_DIRS[1]}/{soname}"
             if where is None:
                 raise UserError(f"{guest} needs {soname}, which none of the packages has; "
                                 f"add the package that ships it to [program] packages "
-                                f"(apt-file search {soname})")
-            files[where] = tree.find(where)
-            todo.append(where)
+                                f"(apt-file search {soname}), or its alternatives' "
+                                f"directory to library_dirs")
+            files[guest_lib] = tree.find(where)
+            todo.append(guest_lib)
     return files
 
 
@@ -318,7 +334,8 @@ def make_lock(workload_dir: Path, spec: ProgramSpec, progress: Progress = print)
             continue      # a virtual package: its providers are in the list
     tree = Tree({n: unpack(d, progress) for n, d in debs.items()})
     data = [g for pattern in spec.data for g in tree.glob(pattern)]
-    files = closure(tree, spec.path, [g for g in data if _is_elf(tree.find(g)[1])])
+    files = closure(tree, spec.path, [g for g in data if _is_elf(tree.find(g)[1])],
+                    spec.library_dirs)
     used = {pkg for pkg, _ in files.values()} | set(spec.packages)
     used |= {tree.find(g)[0] for g in data}
     header = (f"# Made by 'python3 run.py workloads {workload_dir.name} --lock' from apt's "
@@ -365,7 +382,8 @@ def program_files(workload: str, workload_dir: Path, spec: ProgramSpec,
             raise UserError(f"workloads/{workload}: data '{pattern}' matches no file of the "
                             f"locked packages")
     elves = [g for g in data if _is_elf(tree.find(g)[1])]
-    files = {g: host for g, (_, host) in closure(tree, spec.path, elves).items()}
+    files = {g: host for g, (_, host) in
+             closure(tree, spec.path, elves, spec.library_dirs).items()}
     files.update({g: tree.find(g)[1] for g in data})
     executable = guest_executable(workload, spec)
     files[executable] = files.pop(spec.path)
@@ -386,12 +404,20 @@ def stage(files: ProgramFiles, root: Path) -> dict[str, Path]:
 
 def host_argv(files: ProgramFiles, root: Path, argv: list[str]) -> list[str]:
     """A staged program's command on the host: through its own loader (the locked glibc,
-    not the host's), with guest paths of its files in the arguments made staged paths."""
+    not the host's), with guest paths of its files and their directories in the arguments
+    made staged paths."""
     staged = stage(files, root)
     loader = next(g for g in files.files if PurePosixPath(g).name.startswith("ld-linux"))
     dirs = ":".join(str(root / d.lstrip("/")) for d in _DEFAULT_LIB_DIRS)
+    def on_host(arg: str) -> str:   # a file or a directory of the program's files
+        if arg in staged:
+            return str(staged[arg])
+        if arg.startswith("/") and any(g.startswith(arg.rstrip("/") + "/") for g in staged):
+            return str(root / arg.lstrip("/"))
+        return arg
+
     return [str(staged[loader]), "--library-path", dirs, str(staged[files.executable]),
-            *(str(staged[a]) if a in staged else a for a in argv[1:])]
+            *map(on_host, argv[1:])]
 
 
 def unpacked_bytes(files: ProgramFiles) -> int:
