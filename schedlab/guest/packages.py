@@ -409,6 +409,7 @@ def host_argv(files: ProgramFiles, root: Path, argv: list[str]) -> list[str]:
     staged = stage(files, root)
     loader = next(g for g in files.files if PurePosixPath(g).name.startswith("ld-linux"))
     dirs = ":".join(str(root / d.lstrip("/")) for d in _DEFAULT_LIB_DIRS)
+
     def on_host(arg: str) -> str:   # a file or a directory of the program's files
         if arg in staged:
             return str(staged[arg])
