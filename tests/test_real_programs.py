@@ -9,6 +9,7 @@ import gzip
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,32 @@ def _words_are_the_clips_names(w, out: Path) -> None:
     assert heard == {n: n.replace("_", " ").lower() for n in names}, heard
 
 
+def _render_matches_the_hosts(w, out: Path) -> None:
+    """The guest's render against the same locked povray rendering the same scene on the
+    host (the known answer; glibc's libm may take other instruction paths on the host's
+    CPU, so pixels may differ by a level or two, not more), and what the scene must show: a
+    blue sky at the top, a floor and objects below (no uniform image)."""
+    from PIL import Image
+    import numpy as np
+
+    files = packages.program_files(w.name, w.dir, w.program, progress=lambda s: None)
+    scene_guest = w.input_guest_path("smoke", "scene")
+    scene = inputs.make(w.inputs("smoke")["scene"], "test")
+    files = packages.ProgramFiles(files.executable, {**files.files, scene_guest: scene})
+    argv, _, _ = w.command("smoke")
+    # Not below the run's directory: its name joins job names with '+', which povray's
+    # command line takes for a switch.
+    with tempfile.TemporaryDirectory(prefix="povray-") as host_dir:
+        subprocess.run(packages.host_argv(files, Path(host_dir) / "root", argv), cwd=host_dir,
+                       capture_output=True, check=True)
+        host = np.asarray(Image.open(Path(host_dir) / "image.ppm").convert("RGB"), dtype=int)
+    guest = np.asarray(Image.open(out / "image.ppm").convert("RGB"), dtype=int)
+    assert guest.shape == host.shape == (60, 80, 3)
+    assert np.abs(guest - host).max() <= 2
+    top = guest[0].mean(axis=0)
+    assert top[2] > top[0] and guest.std() > 20
+
+
 def _digest_of_input(w, out: Path) -> None:
     import hashlib
     text = _text_input(w)
@@ -260,6 +287,7 @@ ORACLES = {
     "debian-cc1": _assembly_computes_what_the_source_says,
     "debian-cjpeg": _jpeg_close_to_input,
     "debian-pocketsphinx": _words_are_the_clips_names,
+    "debian-povray": _render_matches_the_hosts,
     "debian-sha1sum": _digest_of_input,
 }
 

@@ -224,6 +224,46 @@ def wav(seconds: float, rate: int, seed: int, channels: int = 1) -> bytes:
     return header + b"data" + struct.pack("<I", len(data)) + data
 
 
+# ---------------------------------------------------------------- scene (povray)
+def pov_scene(objects: int, seed: int) -> bytes:
+    """A POV-Ray 3.7 scene without #include: a checkered reflective floor under a sky,
+    two lights and ``objects`` spheres, boxes, cylinders and tori of random colours and
+    finishes (453.povray renders one scene of such primitives, with reflection)."""
+    rng = SplitMix64(seed)
+
+    def num(lo: float, hi: float) -> str:
+        return f"{lo + (hi - lo) * rng.unit():.3f}"
+
+    lines = ["#version 3.7;",
+             "global_settings { assumed_gamma 1.0 max_trace_level 5 }",
+             "camera { location <0, 3, -9> look_at <0, 0.8, 0> angle 50 }",
+             "light_source { <-6, 10, -8> color rgb <1, 0.95, 0.9> }",
+             "light_source { <7, 6, -3> color rgb <0.4, 0.45, 0.5> }",
+             "sky_sphere { pigment { gradient y color_map { [0 color rgb <0.6, 0.7, 0.9>] "
+             "[1 color rgb <0.1, 0.2, 0.5>] } } }",
+             "plane { y, 0 pigment { checker color rgb 0.9 color rgb 0.2 scale 1.2 } "
+             "finish { reflection 0.15 } }"]
+    for _ in range(objects):
+        x, z = num(-4, 4), num(-2, 6)
+        colour = f"<{num(0, 1)}, {num(0, 1)}, {num(0, 1)}>"
+        look = f"pigment {{ color rgb {colour} }} finish {{ phong {num(0, 0.9)} " \
+               f"reflection {num(0, 0.4)} }}"
+        kind = rng.below(4)
+        size = 0.3 + 0.5 * rng.unit()
+        if kind == 0:
+            lines.append(f"sphere {{ <{x}, {size:.3f}, {z}>, {size:.3f} {look} }}")
+        elif kind == 1:
+            lines.append(f"box {{ <{-size:.3f}, 0, {-size:.3f}>, <{size:.3f}, {2 * size:.3f}, "
+                         f"{size:.3f}> rotate y*{rng.below(90)} translate <{x}, 0, {z}> {look} }}")
+        elif kind == 2:
+            lines.append(f"cylinder {{ <0, 0, 0>, <0, {num(0.5, 2)}, 0>, {size / 2:.3f} "
+                         f"translate <{x}, 0, {z}> {look} }}")
+        else:
+            lines.append(f"torus {{ {size:.3f}, {size / 3:.3f} "
+                         f"translate <{x}, {size / 3:.3f}, {z}> {look} }}")
+    return ("\n".join(lines) + "\n").encode()
+
+
 # ---------------------------------------------------------------- literal (small control files)
 def literal(text: str) -> bytes:
     """A file whose content the workload.toml gives: a grammar, a list of utterances."""
@@ -231,7 +271,8 @@ def literal(text: str) -> bytes:
 
 
 GENERATORS: dict[str, Callable[..., bytes]] = {
-    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav, "literal": literal,
+    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav, "pov_scene": pov_scene,
+    "literal": literal,
 }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 import tomllib
 from dataclasses import dataclass
@@ -410,15 +411,18 @@ def host_argv(files: ProgramFiles, root: Path, argv: list[str]) -> list[str]:
     loader = next(g for g in files.files if PurePosixPath(g).name.startswith("ld-linux"))
     dirs = ":".join(str(root / d.lstrip("/")) for d in _DEFAULT_LIB_DIRS)
 
-    def on_host(arg: str) -> str:   # a file or a directory of the program's files
-        if arg in staged:
-            return str(staged[arg])
-        if arg.startswith("/") and any(g.startswith(arg.rstrip("/") + "/") for g in staged):
-            return str(root / arg.lstrip("/"))
-        return arg
+    def on_host(path: str) -> str:   # a file or a directory of the program's files
+        if path in staged:
+            return str(staged[path])
+        if any(g.startswith(path.rstrip("/") + "/") for g in staged):
+            return str(root / path.lstrip("/"))
+        return path
+
+    def arg_on_host(arg: str) -> str:   # "+I/path", "--in=/path": the path is mapped
+        return re.sub(r"/[^\s=,:]+", lambda m: on_host(m.group(0)), arg)
 
     return [str(staged[loader]), "--library-path", dirs, str(staged[files.executable]),
-            *map(on_host, argv[1:])]
+            *map(arg_on_host, argv[1:])]
 
 
 def unpacked_bytes(files: ProgramFiles) -> int:
