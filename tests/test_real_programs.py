@@ -270,6 +270,37 @@ def _render_matches_the_hosts(w, out: Path) -> None:
     assert top[2] > top[0] and guest.std() > 20
 
 
+ORACLE_TOOLS = Path(__file__).parent / "data" / "oracles"
+
+
+def _hevc_decodes_to_the_video(w, out: Path) -> None:
+    """libde265's decoder (not x265's code), staged from its own lock, decodes the guest's
+    stream to as many frames as the input has, each within 30 dB PSNR of its source."""
+    import numpy as np
+
+    d = w.inputs("smoke")["video"]
+    width, height, frames = d["width"], d["height"], d["frames"]
+    spec = packages.ProgramSpec(("libde265-examples",), "/usr/bin/libde265-dec265")
+    files = packages.program_files("dec265", ORACLE_TOOLS / "dec265", spec,
+                                   progress=lambda s: None)
+    with tempfile.TemporaryDirectory(prefix="dec265-") as tmp:
+        argv = packages.host_argv(files, Path(tmp) / "root",
+                                  [files.executable, "-q", "-o", f"{tmp}/decoded.yuv",
+                                   str(out / "video.hevc")])
+        subprocess.run(argv, capture_output=True, check=True)
+        decoded = np.fromfile(f"{tmp}/decoded.yuv", dtype=np.uint8)
+    frame = width * height * 3 // 2
+    assert decoded.size == frames * frame, decoded.size
+    source = inputs.make(d, "test").read_bytes()
+    header = source.index(b"\n") + 1
+    for i in range(frames):
+        start = header + i * (len(b"FRAME\n") + frame) + len(b"FRAME\n")
+        want = np.frombuffer(source[start:start + width * height], dtype=np.uint8)
+        got = decoded[i * frame:i * frame + width * height]
+        mse = ((got.astype(float) - want) ** 2).mean()
+        assert 10 * np.log10(255 ** 2 / max(mse, 1e-9)) > 30, (i, mse)
+
+
 def _digest_of_input(w, out: Path) -> None:
     import hashlib
     text = _text_input(w)
@@ -288,6 +319,7 @@ ORACLES = {
     "debian-cjpeg": _jpeg_close_to_input,
     "debian-pocketsphinx": _words_are_the_clips_names,
     "debian-povray": _render_matches_the_hosts,
+    "debian-x265": _hevc_decodes_to_the_video,
     "debian-sha1sum": _digest_of_input,
 }
 

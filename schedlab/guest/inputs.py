@@ -224,6 +224,37 @@ def wav(seconds: float, rate: int, seed: int, channels: int = 1) -> bytes:
     return header + b"data" + struct.pack("<I", len(data)) + data
 
 
+# ---------------------------------------------------------------- video (x265)
+def y4m(width: int, height: int, frames: int, seed: int) -> bytes:
+    """A YUV4MPEG2 4:2:0 video of discs moving over a textured gradient, each at its own
+    velocity (motion an encoder's search finds, as in the sequences 464.h264ref encodes),
+    with a little noise. Integer arithmetic throughout."""
+    import numpy as np
+
+    rng = SplitMix64(seed)
+    discs = [(rng.below(width), rng.below(height), 6 + rng.below(max(7, width // 6)),
+              rng.below(9) - 4, rng.below(9) - 4, rng.below(256), rng.below(256),
+              rng.below(256)) for _ in range(8)]
+    y, x = np.mgrid[0:height, 0:width].astype(np.int64)
+    cy, cx = np.mgrid[0:height // 2, 0:width // 2].astype(np.int64)
+    background = 40 + (x * 140) // max(1, width) + ((x // 8 + y // 8) % 2) * 20
+    out = [f"YUV4MPEG2 W{width} H{height} F25:1 Ip A1:1 C420jpeg\n".encode()]
+    for t in range(frames):
+        luma = background.copy()
+        u = np.full((height // 2, width // 2), 128, dtype=np.int64)
+        v = u.copy()
+        for x0, y0, r, dx, dy, yy, uu, vv in discs:
+            px, py = (x0 + dx * t) % width, (y0 + dy * t) % height
+            luma[(x - px) ** 2 + (y - py) ** 2 < r * r] = yy
+            inside = (2 * cx - px) ** 2 + (2 * cy - py) ** 2 < r * r
+            u[inside], v[inside] = uu, vv
+        noise = (rng.block(width * height) % np.uint64(5)).astype(np.int64) - 2
+        luma = np.clip(luma + noise.reshape(height, width), 0, 255)
+        out += [b"FRAME\n", luma.astype(np.uint8).tobytes(), u.astype(np.uint8).tobytes(),
+                v.astype(np.uint8).tobytes()]
+    return b"".join(out)
+
+
 # ---------------------------------------------------------------- scene (povray)
 def pov_scene(objects: int, seed: int) -> bytes:
     """A POV-Ray 3.7 scene without #include: a checkered reflective floor under a sky,
@@ -271,7 +302,8 @@ def literal(text: str) -> bytes:
 
 
 GENERATORS: dict[str, Callable[..., bytes]] = {
-    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav, "pov_scene": pov_scene,
+    "text": text, "c_program": c_program, "ppm": ppm, "wav": wav, "y4m": y4m,
+    "pov_scene": pov_scene,
     "literal": literal,
 }
 

@@ -321,7 +321,8 @@ def _depends_closure(names: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def make_lock(workload_dir: Path, spec: ProgramSpec, progress: Progress = print) -> Path:
+def make_lock(workload_dir: Path, spec: ProgramSpec, progress: Progress = print,
+              made_by: str | None = None) -> Path:
     """Write ``packages.lock``: the named packages and the providers of the program's
     libraries, at the versions apt's index has now."""
     candidates = _depends_closure((*spec.packages, LIBC))
@@ -339,9 +340,10 @@ def make_lock(workload_dir: Path, spec: ProgramSpec, progress: Progress = print)
                     spec.library_dirs)
     used = {pkg for pkg, _ in files.values()} | set(spec.packages)
     used |= {tree.find(g)[0] for g in data}
-    header = (f"# Made by 'python3 run.py workloads {workload_dir.name} --lock' from apt's "
-              f"index: the packages whose files\n# reach the guest (the program's, its data's "
-              f"and its libraries'), at exact versions and hashes.\n\n")
+    made_by = made_by or f"python3 run.py workloads {workload_dir.name} --lock"
+    header = (f"# Made by '{made_by}' from apt's index: the packages whose files\n# reach the "
+              f"guest (the program's, its data's and its libraries'), at exact versions and "
+              f"hashes.\n\n")
     text = header + "\n".join(debs[n].as_toml() for n in sorted(used))
     write_atomic(workload_dir / LOCK_NAME, text)
     return workload_dir / LOCK_NAME
