@@ -262,3 +262,20 @@ def test_runner_allocates_gem5_trace_buffer_of_the_runs_size_before_the_checkpoi
     init = (paths.DISK_IMAGES / "rootfs" / "init").read_text()
     assert re.search(r"^GEM5_TRACE_BUFFER_KB=(\d+)$", init, re.M).group(1) == \
         str(GEM5_BACKEND.trace_buffer_kb)
+
+
+def test_a_payload_the_guest_cannot_hold_stops_the_run_with_the_reason(results_dir, tmp_path):
+    """The archive and what it unpacks to both live in the guest's memory: 40 MB into a
+    128 MiB guest (its root a tmpfs of half that) stops part way, and the run says so
+    instead of running with files missing (seen: a real program's libraries absent, its job
+    failing with exit 127)."""
+    overlay = tmp_path / "overlay"
+    (overlay / "data").mkdir(parents=True)
+    with open(overlay / "data" / "big", "wb") as f:
+        f.write(os.urandom(1 << 20) * 40)
+    request = RunRequest(machine="clovertown-e5320-mup", overlay=(str(overlay),),
+                         overrides=("memory.size_per_node=128MiB",),
+                         jobs=(WorkloadRequest("/bin/busybox", args=("true",)),))
+    with pytest.raises(UserError, match=r"payload did not unpack in the guest \(m5: unpack: "
+                                        r".*No space left.*\); \d+ MiB of guest memory"):
+        execute(prepare(request, progress=print), progress=print)

@@ -119,6 +119,12 @@ def boot(cmd: list[str], console: Path, ready_timeout: float, timeout: float, no
             seen_results = len(report.results)
             if proc.poll() is not None:
                 break
+            if (panic := _panic_line(text)) is not None:
+                raise UserError(f"the guest kernel panicked (console: {console}): {panic}"
+                                + ("; the run's payload and the image did not fit the guest's "
+                                   "memory: give the machine more (--set "
+                                   "memory.size_per_node=...)" if "initramfs" in panic.lower()
+                                   or "out of memory" in text.lower() else ""))
             if ready_at is None and elapsed > ready_timeout:
                 raise UserError(f"the guest printed no ready marker within {ready_timeout:.0f} s "
                                 f"(console: {console}); last line: {_last_line(text)}")
@@ -138,11 +144,19 @@ def boot(cmd: list[str], console: Path, ready_timeout: float, timeout: float, no
     if READY_MARKER not in text:
         raise UserError(f"the guest stopped before its ready marker (console: {console}); "
                         f"last line: {_last_line(text)}")
-    if not parse_console(text, nonce).ended:
+    report = parse_console(text, nonce)
+    if not report.ended:   # the runner's own reason, if it gave one
+        reason = report.errors[-1] if report.errors else f"last line: {_last_line(text)}"
         raise UserError(f"the guest stopped before finishing the run (console: {console}); "
-                        f"last line: {_last_line(text)}")
+                        f"{reason}")
     progress(f"qemu: run finished in {time.monotonic() - started:.1f} s")
     return text
+
+
+def _panic_line(text: str) -> str | None:
+    """The kernel's panic message, if it panicked (the guest then hangs: no point waiting)."""
+    at = text.find("Kernel panic - not syncing")
+    return None if at < 0 else text[at:].splitlines()[0].strip()
 
 
 def _last_line(text: str) -> str:

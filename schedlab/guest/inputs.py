@@ -255,6 +255,54 @@ def y4m(width: int, height: int, frames: int, seed: int) -> bytes:
     return b"".join(out)
 
 
+# ---------------------------------------------------------------- sentences (link-grammar)
+_WORDS = {
+    "det": ["the", "a", "every", "this", "that", "my", "her"],
+    "adj": ["big", "small", "old", "young", "red", "happy", "quiet", "strange", "clever"],
+    "noun": ["dog", "cat", "man", "woman", "teacher", "student", "car", "house", "garden",
+             "book", "river", "city", "child", "doctor"],
+    "verb": ["saw", "liked", "found", "watched", "followed", "bought", "visited", "chased"],
+    "intransitive": ["slept", "arrived", "laughed", "waited", "smiled"],
+    "prep": ["in", "near", "under", "behind", "with", "after"],
+    "adverb": ["quickly", "slowly", "yesterday", "often", "quietly"],
+    "conj": ["and", "but", "because"],
+}
+
+
+def sentences(count: int, seed: int) -> bytes:
+    """English sentences of a small phrase grammar (noun phrases with adjectives and
+    prepositional phrases, transitive and intransitive clauses, conjunctions), one per
+    line: what 197.parser's link-grammar parser reads."""
+    rng = SplitMix64(seed)
+
+    def pick(kind: str) -> str:
+        words = _WORDS[kind]
+        return words[rng.below(len(words))]
+
+    def noun_phrase(depth: int = 0) -> list[str]:
+        words = [pick("det")] + ([pick("adj")] if rng.below(2) else []) + [pick("noun")]
+        if depth < 1 and rng.below(4) == 0:
+            words += [pick("prep")] + noun_phrase(depth + 1)
+        return words
+
+    def clause() -> list[str]:
+        if rng.below(5) < 3:
+            words = noun_phrase() + [pick("verb")] + noun_phrase()
+        else:
+            words = noun_phrase() + [pick("intransitive")]
+        if rng.below(10) < 3:
+            words.append(pick("adverb"))
+        return words
+
+    lines = []
+    for _ in range(count):
+        words = clause()
+        if rng.below(10) < 3:
+            words += [pick("conj")] + clause()
+        lines.append(" ".join(words).capitalize() + ".")
+    return ("\n".join(lines) + "\n").encode()
+
+
 # ---------------------------------------------------------------- scene (povray)
 def pov_scene(objects: int, seed: int) -> bytes:
     """A POV-Ray 3.7 scene without #include: a checkered reflective floor under a sky,
@@ -303,8 +351,7 @@ def literal(text: str) -> bytes:
 
 GENERATORS: dict[str, Callable[..., bytes]] = {
     "text": text, "c_program": c_program, "ppm": ppm, "wav": wav, "y4m": y4m,
-    "pov_scene": pov_scene,
-    "literal": literal,
+    "pov_scene": pov_scene, "sentences": sentences, "literal": literal,
 }
 
 
