@@ -120,3 +120,23 @@ def test_experiment_a_draws_fig_2_and_3s_plots_for_every_condition(tmp_path, dra
     assert labels[2].startswith("L1 D-cache misses")
     # Two machines x two L2 retentions x one quantum (smoke), BV_L1D and BV_L1I: 8 panels.
     assert panels[:3] == (8, 8, 8)
+
+
+def test_experiment_b_finds_the_copies_of_a_program_started_through_a_shell():
+    """A real program with a redirection starts as the shell that execs it (launch -> sh ->
+    gzip): the copies are the processes named as the measured job is after its last exec,
+    not "sh", which the runner's shell is too."""
+    from schedlab.analysis import kazempour
+    from schedlab.analysis.slices import Switch
+
+    def switch(t, prev, next_):
+        return Switch(0, t, prev[0], prev[1], "S", next_[0], next_[1], 120)
+    runner, job, copy = (5, "sh"), 10, 11
+    # Preempted between its two execs, it is switched in once as "sh".
+    switches = [switch(0.0, runner, (job, "launch")), switch(0.1, (job, "sh"), runner),
+                switch(0.15, runner, (job, "sh")), switch(0.2, (job, "sh"), runner),
+                switch(0.25, runner, (job, "gzip")), switch(0.3, (job, "gzip"), (copy, "sh")),
+                switch(0.4, (copy, "gzip"), (job, "gzip")), switch(0.5, (job, "gzip"), runner)]
+    tasks = {str(p): {"insts": 100, "cycles": 200, "llc_misses": 1} for p in (5, 10, 11)}
+    out = kazempour._main_copies(switches, {"pid": job, "tasks": tasks})
+    assert out["copies"] == 2 and out["copies_ipc"] == 0.5

@@ -18,7 +18,7 @@ import pandas as pd
 
 from schedlab.analysis import slices
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, finish,
-                                       metric_label, paired_bars)
+                                       metric_label, paired_bars, programs_note)
 from schedlab.analysis.metrics import paired_summary
 from schedlab.analysis.tables import rows
 
@@ -80,8 +80,11 @@ def _main_copies(switches: list[slices.Switch], job: dict) -> dict:
     recognised in the trace by the measured one's command name): their summed
     instructions, cycles and LLC misses in the region, as IPC and LLC misses per
     instruction, and how many copies ran."""
-    comm = next(s.next_comm for s in switches if s.next_pid == job["pid"]
-                and s.next_comm != "launch")
+    # Its name after its last exec: a real program with a redirection starts as the shell
+    # that execs it (launch -> sh -> gzip), and "sh" would also match the runner.
+    comm = next(name for s in reversed(switches)
+                for pid, name in ((s.next_pid, s.next_comm), (s.prev_pid, s.prev_comm))
+                if pid == job["pid"] and name not in ("launch", "sh"))
     # Switched out as well as in: a copy alone on its core from its exec on is switched in
     # under its own name never, and out only when the runner stops it.
     pids = ({str(s.next_pid) for s in switches if s.next_comm == comm}
@@ -139,7 +142,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         fig, ax = plt.subplots(figsize=(9, 4.6))
         paired_bars(ax, frame, metric, "benchmark", "affinity", ("high", "low"),
                     _names(experiment.name))
-        ax.set_xlabel("benchmark (SPEC CPU2000 stand-ins)", fontsize=8)
+        ax.set_xlabel(f"benchmark ({programs_note(frame)})", fontsize=8)
         out = [finish(fig, ctx, dest, WHISKERS + "; above each pair: change of low over "
                                                  "high affinity" + CHANGE_NOTE + ".")]
     turns = tables.get("turns")
