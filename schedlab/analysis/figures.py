@@ -131,6 +131,24 @@ def provenance(frame: pd.DataFrame) -> dict:
     return out
 
 
+# The workloads that are real programs from Debian's packages (workloads/README.md).
+REAL_PROGRAM_PREFIX = "debian-"
+
+
+def programs_note(frame: pd.DataFrame, group: str = "benchmark") -> str:
+    """Which of the benchmarks ran as real programs (their job is a Debian program) and
+    which as our stand-ins, read from the runs themselves."""
+    if group not in frame or "job" not in frame:
+        return "our stand-ins"
+    jobs = frame.groupby(group, sort=True)["job"].first()
+    real = [f"{b} ({j.removeprefix(REAL_PROGRAM_PREFIX)})" for b, j in jobs.items()
+            if str(j).startswith(REAL_PROGRAM_PREFIX)]
+    stand_ins = [str(b) for b, j in jobs.items() if not str(j).startswith(REAL_PROGRAM_PREFIX)]
+    parts = ([f"real programs from Debian: {', '.join(real)}"] if real else []) + \
+        ([f"our stand-ins: {', '.join(stand_ins)}"] if stand_ins else [])
+    return "; ".join(parts)
+
+
 def finish(fig, ctx: FigureContext, dest: Path, caption_extra: str = "") -> Path:
     """Title above, caption below the axes (sized to the figure), save as PNG."""
     width_in, height_in = fig.get_size_inches()

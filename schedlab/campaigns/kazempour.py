@@ -18,9 +18,11 @@ from __future__ import annotations
 from schedlab.backends.backend import BackendName
 from schedlab.analysis import kazempour as analysis
 from schedlab.campaigns.experiment import Analysis, Experiment
+from schedlab.campaigns.programs import program, warmup_s
 from schedlab.machine import format_size, load_machine
 from schedlab.runs import RunRequest, WorkloadRequest
 
+# The papers' names; the program each runs (real, or our stand-in): schedlab.campaigns.programs.
 BENCHMARKS = ("art", "crafty", "gap", "gcc", "gzip", "mcf", "parser", "twolf")
 QUANTA_MS = (2, 10, 200)
 BASE_VECTORS = {"bv_l1d": "l1d", "bv_l1i": "l1i", "bv_0": None}
@@ -45,10 +47,12 @@ REPS = {"smoke": 2, "paper": 3}
 OFFSETS_MS = (0.0, 0.7, 1.3)
 
 REDUCTIONS = {"smoke": "a 6 ms region per run (paper: 1 s) after a 20 ms warm-up (paper: "
-                       "200 ms): the benchmark gets about two 2 ms quanta in it, each after a "
+                       "200 ms; longer where a real program's start-up needs it): the "
+                       "benchmark gets about two 2 ms quanta in it, each after a "
                        "base-vector quantum; the 10 and 200 ms quanta are not run; 2 "
                        "repetitions (paper: 3); benchmarks at their smoke inputs"}
-REDUCTIONS_B = {"smoke": "a 6 ms region (paper: 1 s) after a 20 ms warm-up (paper: 200 ms), "
+REDUCTIONS_B = {"smoke": "a 6 ms region (paper: 1 s) after a 20 ms warm-up (paper: 200 ms; "
+                         "longer where a real program's start-up needs it), "
                          "about three 2 ms quanta; 2 repetitions (paper: 3); benchmarks at "
                          "their smoke inputs"}
 REPETITION = "the base vectors' start offset (0, 0.7, 1.3 ms): the phase of the interleaving"
@@ -92,9 +96,10 @@ def l1_affinity(machines, benchmarks, base_vectors, retentions, quanta, scale: s
                             out.append(RunRequest(
                                 machine=machine, backend=backend, policy=f"quantum-{q}ms",
                                 cpu="o3" if machine != "niagara" else "timing",
-                                jobs=(WorkloadRequest(bench, size=scale, cpus="0",
+                                jobs=(WorkloadRequest(program(bench), size=scale, cpus="0",
                                                       duration=REGION_S[scale],
-                                                      warmup=WARMUP_S[scale],
+                                                      warmup=warmup_s(bench, machine,
+                                                                      WARMUP_S[scale]),
                                                       **SHARED_CPU),),
                                 background=tuple(background),
                                 attribute_tasks=backend == BackendName.GEM5,
@@ -123,20 +128,21 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
 
                     def bound(i):
                         return str(i % cores) if affinity == "high" else None
-                    others = [WorkloadRequest(main, size=scale, cpus=bound(i),
+                    others = [WorkloadRequest(program(main), size=scale, cpus=bound(i),
                                               duration=REGION_S[scale] * 4,
                                               start_delay_ms=offset)
                               for i in range(1, MAIN_COPIES[machine])]
-                    others += [WorkloadRequest(interfering, size=scale,
+                    others += [WorkloadRequest(program(interfering), size=scale,
                                                duration=REGION_S[scale] * 4,
                                                start_delay_ms=offset)
                                for _ in range(INTERFERING_COPIES[machine])]
                     out.append(RunRequest(
                         machine=machine, backend=backend,
                         policy="quantum-2ms" if affinity == "high" else "no-affinity-2ms",
-                        jobs=(WorkloadRequest(main, size=scale, cpus=bound(0),
+                        jobs=(WorkloadRequest(program(main), size=scale, cpus=bound(0),
                                               duration=REGION_S[scale],
-                                              warmup=WARMUP_S[scale]),),
+                                              warmup=warmup_s(main, machine,
+                                                              WARMUP_S[scale])),),
                         background=tuple(others), attribute_tasks=backend == BackendName.GEM5,
                         label={"machine": machine, "benchmark": main,
                                "interfering": interfering, "affinity": affinity,

@@ -45,6 +45,7 @@ from schedlab.backends.backend import BackendName
 from schedlab.analysis import lee as analysis
 from schedlab.analysis.lee import pair_fits
 from schedlab.campaigns.experiment import Analysis, Experiment
+from schedlab.campaigns.programs import program, warmup_s
 from schedlab.machine import format_size, load_machine, parse_size
 from schedlab.runs import RunRequest, WorkloadRequest
 
@@ -69,6 +70,7 @@ REGION_S = {"smoke": 0.02, "paper": 1.0}
 # Fig. 9: two equal regions per memlat ("2^2 2MB" = two 2 MB regions) and access times.
 REGION_SIZES = {"smoke": ("1MiB", "2MiB", "4MiB"), "paper": ("1MiB", "2MiB", "4MiB", "8MiB")}
 ACCESS_TIMES = {"smoke": (2**12, 2**16), "paper": tuple(2**k for k in range(11, 18))}
+# The papers' names; the program each runs (real, or our stand-in): schedlab.campaigns.programs.
 SPEC = ("libquantum", "povray", "namd", "sphinx", "omnetpp", "h264ref")
 
 
@@ -235,11 +237,12 @@ def _fig9(scale, backend):
     return out
 
 
-def _benchmark(bench: str, scale: str, backend: str, delay_ms: float = 0.0):
+def _benchmark(bench: str, machine: str, scale: str, backend: str, delay_ms: float = 0.0):
     # The paper size: the smoke sizes end in about 0.1 s of guest time, inside the warm-up;
-    # the duration stops it at the ROI's end.
-    return WorkloadRequest(bench, size="paper", duration=REGION_S[scale],
-                           warmup=regioning(backend, scale).warmup_s, start_delay_ms=delay_ms)
+    # the duration stops it at the ROI's end. The program: real where one runs here.
+    return WorkloadRequest(program(bench), size="paper", duration=REGION_S[scale],
+                           warmup=warmup_s(bench, machine, regioning(backend, scale).warmup_s),
+                           start_delay_ms=delay_ms)
 
 
 def start_order(rep: int) -> tuple[int, ...]:
@@ -274,7 +277,7 @@ def _fig17(scale, backend):
                         machine=machine, backend=backend, policy=policy,
                         sysctl=regioning_sysctl(backend, scale),
                         attribute_tasks=backend == BackendName.GEM5,
-                        jobs=(_benchmark(bench, scale, backend),),
+                        jobs=(_benchmark(bench, machine, scale, backend),),
                         # Each memlat keeps its seed (rep + 1 to rep + 3) in every order.
                         background=tuple(_memlat(memlats[k], 2**16, rep + 1 + k, scale,
                                                  backend, job=False)
@@ -294,7 +297,7 @@ def _spec_unify(scale, backend):
                         machine=machine, backend=backend, policy=policy,
                         sysctl=regioning_sysctl(backend, scale),
                         attribute_tasks=backend == BackendName.GEM5,
-                        jobs=(_benchmark(bench, scale, backend, 0.3 * rep),),
+                        jobs=(_benchmark(bench, machine, scale, backend, 0.3 * rep),),
                         label={"machine": machine, "benchmark": bench, "policy": policy,
                                "rep": rep}))
     return out
@@ -325,7 +328,8 @@ def _consolidated(main: str, other: str, smoke_args: tuple[str, ...] = (),
             for policy in ("alone", "vanilla", "region-partition"):
                 for rep in range(REPS[scale]):
                     background = () if policy == "alone" else (
-                        WorkloadRequest(other, size="paper", start_delay_ms=0.3 * rep),)
+                        WorkloadRequest(program(other), size="paper",
+                                        start_delay_ms=0.3 * rep),)
                     out.append(RunRequest(
                         machine=machine, backend=backend,
                         policy="vanilla" if policy == "alone" else policy,

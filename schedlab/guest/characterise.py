@@ -24,6 +24,10 @@ from schedlab.paths import WORKLOADS
 from schedlab.store import write_atomic
 
 CHARACTERISATION = WORKLOADS / "characterisation.json"
+# A real program's size that is its start-up alone (workload.toml), and where the
+# characterisation keeps its instructions: the region of interest must begin after them.
+STARTUP = "startup"
+STARTUP_KEY = "startup_instructions"
 
 # The machines whose caches every workload is characterised on (study 1's two machines and
 # study 3's Westmere); their geometries come from the catalogue (configs/machines.toml).
@@ -150,6 +154,12 @@ def characterise(names: list[str] | None = None, progress: Callable[[str], None]
                 progress(f"characterise: {n} on {m}")
                 entry[m] = {k: (round(v, 6) if isinstance(v, float) else v)
                             for k, v in miss_rates(cachegrind(argv, g, stdin=stdin)).items()}
+        if STARTUP in w.sizes:   # what the region of interest must follow
+            with tempfile.TemporaryDirectory(prefix="schedlab-char-") as tmp:
+                argv, stdin = _real_program_on_host(w, Path(tmp), progress, STARTUP)
+                progress(f"characterise: {n}'s start-up")
+                first = next(iter(geos.values()))
+                data.setdefault(STARTUP_KEY, {})[n] = cachegrind(argv, first, stdin=stdin)["Ir"]
         data["workloads"][n] = entry
         data["sources"][n] = w.content_hash()
         write_atomic(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -157,17 +167,26 @@ def characterise(names: list[str] | None = None, progress: Callable[[str], None]
     return data
 
 
-def _real_program_on_host(w: Workload, root: Path,
-                          progress: Callable[[str], None]) -> tuple[list[str], Path | None]:
-    """A real program's smoke command on the host: staged from its locked packages, its
+def _real_program_on_host(w: Workload, root: Path, progress: Callable[[str], None],
+                          size: str = "smoke") -> tuple[list[str], Path | None]:
+    """A real program's command at a size on the host: staged from its locked packages, its
     inputs at their guest paths below the same root (its stdout goes nowhere)."""
     files = packages.program_files(w.name, w.dir, w.program, progress)
-    guest_argv, stdin, _ = w.command("smoke")
-    made = {w.input_guest_path("smoke", n): inputs.make(d, f"workloads/{w.name} {n}")
-            for n, d in w.inputs("smoke").items()}
+    guest_argv, stdin, _ = w.command(size)
+    made = {w.input_guest_path(size, n): inputs.make(d, f"workloads/{w.name} {n}")
+            for n, d in w.inputs(size).items()}
     files = packages.ProgramFiles(files.executable, {**files.files, **made})
     argv = packages.host_argv(files, root, guest_argv)
     return argv, (root / stdin.lstrip("/")) if stdin else None
+
+
+def startup_instructions(name: str) -> int | None:
+    """Instructions of a real program's start-up (its ``startup`` size, under cachegrind on
+    the host), or None if it has none measured (the stand-ins build their inputs in their
+    own start-up, which the studies' warm-ups were measured to cover)."""
+    if not CHARACTERISATION.is_file():
+        return None
+    return json.loads(CHARACTERISATION.read_text()).get(STARTUP_KEY, {}).get(name)
 
 
 def load_characterisation(with_sources: bool = False):

@@ -25,6 +25,9 @@ from schedlab.paths import cache_dir
 from schedlab.store import hash_bytes, hash_file, hash_json, write_atomic
 
 _MASK = (1 << 64) - 1
+# This module: its source is part of every input's identity (an edit of a generator renames
+# the runs that use it).
+SOURCE = Path(__file__)
 
 
 class SplitMix64:
@@ -384,7 +387,7 @@ def validate(definition: dict, where: str) -> None:
 
 def identity(definition: dict) -> str:
     """What names the input in run ids: its definition and the generators' source."""
-    return hash_bytes(hash_json(definition), hash_file(Path(__file__)))
+    return hash_bytes(hash_json(definition), hash_file(SOURCE))
 
 
 def make(definition: dict, where: str) -> Path:

@@ -112,7 +112,7 @@ class Workload:
         a real program's: its toml and its packages' lock."""
         if self.is_real_program:   # its inputs are made by the generators' code
             files = {self.dir / "workload.toml", self.dir / LOCK_NAME,
-                     Path(input_files.__file__)}
+                     input_files.SOURCE}
             return hash_files({f.resolve() for f in files}, WORKLOADS.resolve().parent)
         files = {*self.source_paths(), (self.dir / "workload.toml").resolve(),
                  *(p.resolve() for p in COMMON.glob("*") if p.is_file())}

@@ -1,0 +1,59 @@
+"""Which program runs for each benchmark the papers name, and how long it warms up.
+
+The figures and the claims keep the papers' benchmark names (the runs' label says
+``benchmark = "gcc"``); the run itself executes the real program of that family from
+Debian's packages where one runs here (workloads/README.md, "Real programs"), else our
+stand-in of the same algorithmic family. GAP (254.gap) keeps its stand-in: GAP 4.12 takes
+3.8 G instructions (715 M from a saved workspace) and 142 MB just to start, which on gem5's
+Atomic cores is about 50 host minutes per run before any region (measured in
+bench/real-programs.md).
+"""
+
+from __future__ import annotations
+
+from schedlab.guest import characterise
+from schedlab.machine import load_machine
+
+# benchmark (the papers' name) -> workload (workloads/<name>)
+REAL_PROGRAMS = {
+    "gcc": "debian-cc1",
+    "gzip": "debian-gzip",
+    "parser": "debian-link-parser",
+    "sphinx": "debian-pocketsphinx",
+    "povray": "debian-povray",
+    "h264ref": "debian-x265",
+}
+# Instructions of start-up per simulated cycle on the Atomic cores that run every warm-up
+# (gem5's AtomicSimpleCPU takes one cycle per instruction), with a margin of half again for
+# what a program's start-up costs beyond its own instructions (exec, page faults, the
+# loader's relocations in the kernel).
+STARTUP_MARGIN = 1.5
+
+
+def program(benchmark: str) -> str:
+    """The workload that runs for a benchmark of the papers."""
+    return REAL_PROGRAMS.get(benchmark, benchmark)
+
+
+def warmup_s(benchmark: str, machine: str, base_s: float) -> float:
+    """The warm-up before a benchmark's region of interest: the study's own, or longer where
+    the real program's start-up (its measured instructions, at one per cycle, with the
+    margin) would otherwise run into the region."""
+    startup = characterise.startup_instructions(program(benchmark))
+    if startup is None:
+        return base_s
+    needed = STARTUP_MARGIN * startup / load_machine(machine).clock_hz
+    return max(base_s, round(needed, 3))
+
+
+def provenance_note(benchmarks) -> str:
+    """For captions: which benchmarks ran as real programs and which as stand-ins."""
+    real = sorted(b for b in benchmarks if b in REAL_PROGRAMS)
+    stand_ins = sorted(b for b in benchmarks if b not in REAL_PROGRAMS)
+    parts = []
+    if real:
+        parts.append("real programs from Debian for " + ", ".join(
+            f"{b} ({REAL_PROGRAMS[b].removeprefix('debian-')})" for b in real))
+    if stand_ins:
+        parts.append("our stand-ins for " + ", ".join(stand_ins))
+    return "; ".join(parts)
