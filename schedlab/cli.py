@@ -566,8 +566,17 @@ def _pct(x) -> str:
 @click.option("--lock", "do_lock", is_flag=True,
               help="A real program (NAME): pin its Debian packages at the versions apt's index "
                    "has now, in workloads/NAME/packages.lock (renames the runs that use it).")
-def workloads_command(name: str | None, do_char: bool, do_build: bool, do_lock: bool) -> None:
+@click.option("--real", "do_real", is_flag=True,
+              help="The real programs beside the stand-ins they replace (Markdown table).")
+def workloads_command(name: str | None, do_char: bool, do_build: bool, do_lock: bool,
+                      do_real: bool) -> None:
     """List the workloads with their cache characterisation, or show one in detail."""
+    if do_real:
+        from schedlab.campaigns.programs import TABLE_MACHINE, comparison_table
+        click.echo(f"cachegrind at smoke size on {TABLE_MACHINE}'s caches "
+                   f"(workloads/characterisation.json):")
+        click.echo(comparison_table())
+        return
     if do_build:
         click.echo(programs.build_all(click.echo))
         return

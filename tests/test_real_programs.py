@@ -362,3 +362,32 @@ def test_a_real_program_runs_on_qemu_and_its_output_is_right(name, results_dir):
     res = json.loads((out / "results.json").read_text())
     assert res["ok"], res["errors"]
     ORACLES[name](workloads.get(name), out / "artifacts" / name / "1")
+
+
+def test_a_real_programs_region_begins_after_its_start_up():
+    """The warm-up rule (schedlab.campaigns.programs): a study's own warm-up, or 1.5 x the
+    program's measured start-up instructions at one per cycle of the machine's clock."""
+    from schedlab.campaigns import programs
+    from schedlab.guest import characterise
+    from schedlab.machine import load_machine
+
+    startup = characterise.startup_instructions("debian-link-parser")
+    assert startup and startup > 100_000_000      # its dictionary: hundreds of millions
+    clock = load_machine("clovertown-e5320").clock_hz
+    assert programs.warmup_s("parser", "clovertown-e5320", 0.02) == round(
+        1.5 * startup / clock, 3) > 0.02
+    assert programs.warmup_s("gzip", "clovertown-e5320", 0.02) == 0.02   # starts at once
+    assert programs.warmup_s("art", "clovertown-e5320", 0.02) == 0.02    # a stand-in
+    for benchmark, workload in programs.REAL_PROGRAMS.items():
+        assert workloads.get(workload).is_real_program
+        assert characterise.startup_instructions(workload), workload
+    assert programs.program("gap") == "gap"
+
+
+def test_the_readmes_comparison_table_is_the_commands():
+    from schedlab.campaigns.programs import comparison_table
+
+    readme = (Path(__file__).parents[1] / "workloads" / "README.md").read_text()
+    block = readme.split("<!-- real-programs-table -->\n")[1].split(
+        "\n<!-- /real-programs-table -->")[0]
+    assert block == comparison_table(), "run 'python3 run.py workloads --real' and paste it"

@@ -57,3 +57,29 @@ def provenance_note(benchmarks) -> str:
     if stand_ins:
         parts.append("our stand-ins for " + ", ".join(stand_ins))
     return "; ".join(parts)
+
+
+# The table's geometry: study 1's Clovertown E5320 (32 KB L1s, one 4 MB L2 per core pair).
+TABLE_MACHINE = "clovertown-e5320"
+
+
+def comparison_table(machine: str = TABLE_MACHINE) -> str:
+    """Markdown: each real program beside the stand-in it replaces, from the stored
+    characterisation (cachegrind at smoke size on ``machine``'s caches)."""
+    chars = characterise.load_characterisation()
+    head = ("| benchmark | runs as | start-up instr. | smoke instr. | I1 MPKI "
+            "| D1 misses / access | LL MPKI |\n|---|---|---|---|---|---|---|")
+    rows = [head]
+    for benchmark, real in REAL_PROGRAMS.items():
+        for workload in (real, benchmark):
+            c = chars.get(workload, {}).get(machine)
+            if c is None:
+                rows.append(f"| {benchmark} | `{workload}` | | not characterised | | | |")
+                continue
+            startup = characterise.startup_instructions(workload)
+            rows.append(
+                f"| {benchmark} | `{workload}` "
+                f"| {f'{startup / 1e6:.3g} M' if startup else '-'} "
+                f"| {c['instructions'] / 1e6:.0f} M | {1000 * c['i1_miss_rate']:.3f} "
+                f"| {100 * c['d1_miss_rate']:.2f} % | {c['ll_mpki']:.2f} |")
+    return "\n".join(rows)
