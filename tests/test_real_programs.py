@@ -324,6 +324,31 @@ def _every_sentence_is_parsed_whole(w, out: Path) -> None:
         assert [x for x in words if x] == sentence, (words, sentence)
 
 
+def _mp3_decodes_to_the_recording(w, out: Path) -> None:
+    """mpg123 (its own decoder, not LAME's), staged from its lock, decodes the guest's MP3
+    to as many samples as the recording (gapless: LAME's delay and padding removed), within
+    15 dB SNR of it (128 kbit/s keeps what is audible, not every sample)."""
+    import wave
+
+    import numpy as np
+
+    spec = packages.ProgramSpec(("mpg123",), "/usr/bin/mpg123.bin")
+    files = packages.program_files("mpg123", ORACLE_TOOLS / "mpg123", spec,
+                                   progress=lambda s: None)
+    with tempfile.TemporaryDirectory(prefix="mpg123-") as tmp:
+        argv = packages.host_argv(files, Path(tmp) / "root",
+                                  [files.executable, "-q", "-w", f"{tmp}/decoded.wav",
+                                   str(out / "recording.mp3")])
+        subprocess.run(argv, capture_output=True, check=True)
+        with wave.open(f"{tmp}/decoded.wav") as decoded:
+            got = np.frombuffer(decoded.readframes(decoded.getnframes()), dtype="<i2")
+    with wave.open(str(inputs.make(w.inputs("smoke")["recording"], "test"))) as source:
+        want = np.frombuffer(source.readframes(source.getnframes()), dtype="<i2")
+    assert got.size == want.size, (got.size, want.size)
+    noise = ((got.astype(float) - want) ** 2).mean()
+    assert 10 * np.log10((want.astype(float) ** 2).mean() / noise) > 15
+
+
 def _digest_of_input(w, out: Path) -> None:
     import hashlib
     text = _text_input(w)
@@ -341,6 +366,7 @@ ORACLES = {
     "debian-cc1": _assembly_computes_what_the_source_says,
     "debian-cjpeg": _jpeg_close_to_input,
     "debian-pocketsphinx": _words_are_the_clips_names,
+    "debian-lame": _mp3_decodes_to_the_recording,
     "debian-link-parser": _every_sentence_is_parsed_whole,
     "debian-povray": _render_matches_the_hosts,
     "debian-x265": _hevc_decodes_to_the_video,
