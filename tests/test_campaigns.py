@@ -302,6 +302,37 @@ def test_each_committed_run_prices_its_own_request_also_without_a_label_key(tmp_
     assert all(run_host_seconds(r) > 0 for r in requests)
 
 
+def test_a_run_whose_program_changed_is_not_priced_by_its_old_measurement(tmp_path,
+                                                                         monkeypatch):
+    """Committed runs of the stand-ins price today's runs of the same label only where the
+    program is the same: parser now runs the real link-parser, whose warm-up for its
+    dictionary the model counts; its old run's seconds would cancel that."""
+    import pandas as pd
+
+    from schedlab.analysis import store
+    from schedlab.campaigns import calibration
+    from schedlab.campaigns.cost import run_host_seconds
+    monkeypatch.setattr(store, "DATA", tmp_path)
+    fig2 = get("kazempour-fig2")
+    requests = fig2.requests("smoke", "gem5")
+    path = store.committed_path("kazempour", "kazempour-fig2", "smoke", "gem5")
+    path.parent.mkdir(parents=True)
+    # As made before the real programs: each run's job is the benchmark's stand-in.
+    pd.DataFrame([{**r.label, "run_id": f"r{i}", "job": r.label["benchmark"],
+                   "gem5_host_s": 60.0} for i, r in enumerate(requests)]).to_csv(path,
+                                                                                index=False)
+    ratios = calibration.own_run_ratios(fig2)
+    priced = {r.label["benchmark"] for r in requests
+              if calibration.label_key(r.label) in ratios}
+    assert "art" in priced and "parser" not in priced and "gcc" not in priced
+    estimate = calibration.run_seconds_estimate(["kazempour-fig2"], "smoke", "gem5")
+    parser = next(r for r in requests if r.label["benchmark"] == "parser")
+    art = next(r for r in requests if r.label["benchmark"] == "art")
+    assert estimate(art) == pytest.approx(60.0)
+    assert estimate(parser) > estimate(art)     # its long warm-up, as the model counts it
+    assert run_host_seconds(parser) > run_host_seconds(art)
+
+
 def test_an_unmeasured_experiment_is_priced_by_its_study(tmp_path, monkeypatch):
     """Without committed runs of its own, an experiment's estimate is the model scaled by
     how its study's committed runs compared with the model (experiments made of the same

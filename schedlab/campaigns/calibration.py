@@ -119,12 +119,18 @@ def own_run_ratios(experiment: Experiment) -> dict[str, float]:
     if not keys:
         return {}
     seconds = _run_seconds(runs)
-    measured: dict[str, list[float]] = {}
-    for row, s in zip(runs[keys].to_dict("records"), seconds):
-        measured.setdefault(label_key(row), []).append(float(s))
+    # The program a committed run measured: a label whose program changed since (a stand-in
+    # replaced by a real program, which may start ten times longer) is not priced by it,
+    # which would cancel the model's account of the change.
+    jobs = runs["job"] if "job" in runs else pd.Series([None] * len(runs), index=runs.index)
+    measured: dict[str, list[tuple[float, str | None]]] = {}
+    for row, s, job in zip(runs[keys].to_dict("records"), seconds, jobs):
+        measured.setdefault(label_key(row), []).append(
+            (float(s), job if isinstance(job, str) else None))
     ratios = {}
     for r in smoke:
-        found = measured.get(label_key({k: r.label.get(k) for k in keys}))
+        found = [s for s, job in measured.get(label_key({k: r.label.get(k) for k in keys}), [])
+                 if job is None or job == r.jobs[0].workload]
         model = run_host_seconds(r)
         if found and model > 0:         # NaN: a machine bench/ has not measured
             ratios[label_key(r.label)] = float(pd.Series(found).median()) / model
