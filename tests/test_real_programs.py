@@ -402,6 +402,13 @@ def test_a_real_programs_region_begins_after_its_start_up():
     clock = load_machine("clovertown-e5320").clock_hz
     assert programs.warmup_s("parser", "clovertown-e5320", 0.02) == round(
         1.5 * startup / clock, 3) > 0.02
+    # Sharing its CPU (study 1's experiment A: half of it), its start-up takes twice as long.
+    assert programs.warmup_s("parser", "clovertown-e5320", 0.02, cpu_share=0.5) == round(
+        1.5 * startup / (clock * 0.5), 3)
+    from schedlab.campaigns.experiment import registry
+    fig2 = next(r for r in registry()["kazempour-fig2"].requests("smoke", "gem5")
+                if r.label["benchmark"] == "parser")
+    assert fig2.jobs[0].warmup == programs.warmup_s("parser", fig2.machine, 0.02, 0.5)
     assert programs.warmup_s("gzip", "clovertown-e5320", 0.02) == 0.02   # starts at once
     assert programs.warmup_s("art", "clovertown-e5320", 0.02) == 0.02    # a stand-in
     for benchmark, workload in programs.REAL_PROGRAMS.items():

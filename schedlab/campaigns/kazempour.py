@@ -98,8 +98,9 @@ def l1_affinity(machines, benchmarks, base_vectors, retentions, quanta, scale: s
                                 cpu="o3" if machine != "niagara" else "timing",
                                 jobs=(WorkloadRequest(program(bench), size=scale, cpus="0",
                                                       duration=REGION_S[scale],
-                                                      warmup=warmup_s(bench, machine,
-                                                                      WARMUP_S[scale]),
+                                                      warmup=warmup_s(
+                                                          bench, machine, WARMUP_S[scale],
+                                                          cpu_share=0.5),
                                                       **SHARED_CPU),),
                                 background=tuple(background),
                                 attribute_tasks=backend == BackendName.GEM5,
@@ -121,6 +122,9 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
     out = []
     for machine in machines:
         cores = load_machine(machine).cores
+        # The main copies and the interfering ones share the cores: a fair share each
+        # while they start (the warm-up of a real program's start-up).
+        tasks = MAIN_COPIES[machine] + INTERFERING_COPIES[machine]
         for main, interfering in GROUPS:
             for affinity in ("high", "low"):
                 for rep in range(REPS[scale]):
@@ -141,8 +145,9 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
                         policy="quantum-2ms" if affinity == "high" else "no-affinity-2ms",
                         jobs=(WorkloadRequest(program(main), size=scale, cpus=bound(0),
                                               duration=REGION_S[scale],
-                                              warmup=warmup_s(main, machine,
-                                                              WARMUP_S[scale])),),
+                                              warmup=warmup_s(
+                                                  main, machine, WARMUP_S[scale],
+                                                  cpu_share=min(1.0, cores / tasks))),),
                         background=tuple(others), attribute_tasks=backend == BackendName.GEM5,
                         label={"machine": machine, "benchmark": main,
                                "interfering": interfering, "affinity": affinity,

@@ -35,14 +35,17 @@ def program(benchmark: str) -> str:
     return REAL_PROGRAMS.get(benchmark, benchmark)
 
 
-def warmup_s(benchmark: str, machine: str, base_s: float) -> float:
+def warmup_s(benchmark: str, machine: str, base_s: float, cpu_share: float = 1.0) -> float:
     """The warm-up before a benchmark's region of interest: the study's own, or longer where
     the real program's start-up (its measured instructions, at one per cycle, with the
-    margin) would otherwise run into the region."""
+    margin) would otherwise run into the region. ``cpu_share``: the part of its CPU the
+    program gets during the warm-up (study 1's experiment A: a half, its quanta alternate
+    with a base vector's; measured: a parser run warmed up for the whole CPU had executed
+    two thirds of its start-up when its region began)."""
     startup = characterise.startup_instructions(program(benchmark))
     if startup is None:
         return base_s
-    needed = STARTUP_MARGIN * startup / load_machine(machine).clock_hz
+    needed = STARTUP_MARGIN * startup / (load_machine(machine).clock_hz * cpu_share)
     return max(base_s, round(needed, 3))
 
 
