@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import json
 import shutil
 import subprocess
@@ -273,6 +274,20 @@ def _render_matches_the_hosts(w, out: Path) -> None:
 ORACLE_TOOLS = Path(__file__).parent / "data" / "oracles"
 
 
+def _decode(tool: str, debs: tuple[str, ...], program: str, options: list[str],
+            encoded: Path, decoded_name: str) -> bytes:
+    """An oracle tool of tests/data/oracles/, staged from its lock, run as
+    ``program OPTIONS DECODED ENCODED``: what it decoded (the run's directory untouched)."""
+    spec = packages.ProgramSpec(debs, program)
+    files = packages.program_files(tool, ORACLE_TOOLS / tool, spec, progress=lambda s: None)
+    with tempfile.TemporaryDirectory(prefix=f"{tool}-") as tmp:
+        decoded = Path(tmp) / decoded_name
+        argv = packages.host_argv(files, Path(tmp) / "root",
+                                  [files.executable, *options, str(decoded), str(encoded)])
+        subprocess.run(argv, capture_output=True, check=True)
+        return decoded.read_bytes()
+
+
 def _hevc_decodes_to_the_video(w, out: Path) -> None:
     """libde265's decoder (not x265's code), staged from its own lock, decodes the guest's
     stream to as many frames as the input has, each within 30 dB PSNR of its source."""
@@ -280,15 +295,9 @@ def _hevc_decodes_to_the_video(w, out: Path) -> None:
 
     d = w.inputs("smoke")["video"]
     width, height, frames = d["width"], d["height"], d["frames"]
-    spec = packages.ProgramSpec(("libde265-examples",), "/usr/bin/libde265-dec265")
-    files = packages.program_files("dec265", ORACLE_TOOLS / "dec265", spec,
-                                   progress=lambda s: None)
-    with tempfile.TemporaryDirectory(prefix="dec265-") as tmp:
-        argv = packages.host_argv(files, Path(tmp) / "root",
-                                  [files.executable, "-q", "-o", f"{tmp}/decoded.yuv",
-                                   str(out / "video.hevc")])
-        subprocess.run(argv, capture_output=True, check=True)
-        decoded = np.fromfile(f"{tmp}/decoded.yuv", dtype=np.uint8)
+    decoded = np.frombuffer(_decode("dec265", ("libde265-examples",),
+                                    "/usr/bin/libde265-dec265", ["-q", "-o"],
+                                    out / "video.hevc", "decoded.yuv"), dtype=np.uint8)
     frame = width * height * 3 // 2
     assert decoded.size == frames * frame, decoded.size
     source = inputs.make(d, "test").read_bytes()
@@ -332,16 +341,10 @@ def _mp3_decodes_to_the_recording(w, out: Path) -> None:
 
     import numpy as np
 
-    spec = packages.ProgramSpec(("mpg123",), "/usr/bin/mpg123.bin")
-    files = packages.program_files("mpg123", ORACLE_TOOLS / "mpg123", spec,
-                                   progress=lambda s: None)
-    with tempfile.TemporaryDirectory(prefix="mpg123-") as tmp:
-        argv = packages.host_argv(files, Path(tmp) / "root",
-                                  [files.executable, "-q", "-w", f"{tmp}/decoded.wav",
-                                   str(out / "recording.mp3")])
-        subprocess.run(argv, capture_output=True, check=True)
-        with wave.open(f"{tmp}/decoded.wav") as decoded:
-            got = np.frombuffer(decoded.readframes(decoded.getnframes()), dtype="<i2")
+    decoded_wav = _decode("mpg123", ("mpg123",), "/usr/bin/mpg123.bin", ["-q", "-w"],
+                          out / "recording.mp3", "decoded.wav")
+    with wave.open(io.BytesIO(decoded_wav)) as decoded:
+        got = np.frombuffer(decoded.readframes(decoded.getnframes()), dtype="<i2")
     with wave.open(str(inputs.make(w.inputs("smoke")["recording"], "test"))) as source:
         want = np.frombuffer(source.readframes(source.getnframes()), dtype="<i2")
     assert got.size == want.size, (got.size, want.size)
