@@ -427,3 +427,14 @@ def test_the_readmes_comparison_table_is_the_commands():
     block = readme.split("<!-- real-programs-table -->\n")[1].split(
         "\n<!-- /real-programs-table -->")[0]
     assert block == comparison_table(), "run 'python3 run.py workloads --real' and paste it"
+
+
+def test_a_figure_says_which_benchmarks_ran_as_real_programs():
+    import pandas as pd
+
+    from schedlab.analysis.figures import programs_note
+
+    frame = pd.DataFrame({"benchmark": ["gcc", "art", "gcc"],
+                          "job": ["debian-cc1", "art", "debian-cc1"]})
+    assert programs_note(frame) == "real programs from Debian: gcc (cc1); our stand-ins: art"
+    assert programs_note(frame.drop(columns="job")) == ""    # the runs do not say

@@ -137,9 +137,9 @@ REAL_PROGRAM_PREFIX = "debian-"
 
 def programs_note(frame: pd.DataFrame, group: str = "benchmark") -> str:
     """Which of the benchmarks ran as real programs (their job is a Debian program) and
-    which as our stand-ins, read from the runs themselves."""
+    which as our stand-ins, read from the runs themselves ("" where they do not say)."""
     if group not in frame or "job" not in frame:
-        return "our stand-ins"
+        return ""
     jobs = frame.groupby(group, sort=True)["job"].first()
     real = [f"{b} ({j.removeprefix(REAL_PROGRAM_PREFIX)})" for b, j in jobs.items()
             if str(j).startswith(REAL_PROGRAM_PREFIX)]

@@ -142,7 +142,8 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         fig, ax = plt.subplots(figsize=(9, 4.6))
         paired_bars(ax, frame, metric, "benchmark", "affinity", ("high", "low"),
                     _names(experiment.name))
-        ax.set_xlabel(f"benchmark ({programs_note(frame)})", fontsize=8)
+        note = programs_note(frame)
+        ax.set_xlabel(f"benchmark ({note})" if note else "benchmark", fontsize=8)
         out = [finish(fig, ctx, dest, WHISKERS + "; above each pair: change of low over "
                                                  "high affinity" + CHANGE_NOTE + ".")]
     turns = tables.get("turns")
@@ -257,5 +258,7 @@ def _every_condition(frame: pd.DataFrame, metric: str, ctx: FigureContext, dest:
             # One axis label per row (the columns share the metric), narrow enough for
             # the panel's height.
             ax.set_ylabel("" if j else textwrap.fill(metric_label(metric), 24), fontsize=8)
+    note = programs_note(frame)
     return finish(fig, ctx, dest, WHISKERS + "; above each pair: change next to the "
-                                             "low-affinity base vector" + CHANGE_NOTE + ".")
+                                             "low-affinity base vector" + CHANGE_NOTE + "."
+                  + (f" Benchmarks: {note}." if note else ""))

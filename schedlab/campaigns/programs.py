@@ -50,19 +50,6 @@ def warmup_s(benchmark: str, machine: str, base_s: float, cpu_share: float = 1.0
     return max(base_s, round(needed, 3))
 
 
-def provenance_note(benchmarks) -> str:
-    """For captions: which benchmarks ran as real programs and which as stand-ins."""
-    real = sorted(b for b in benchmarks if b in REAL_PROGRAMS)
-    stand_ins = sorted(b for b in benchmarks if b not in REAL_PROGRAMS)
-    parts = []
-    if real:
-        parts.append("real programs from Debian for " + ", ".join(
-            f"{b} ({REAL_PROGRAMS[b].removeprefix('debian-')})" for b in real))
-    if stand_ins:
-        parts.append("our stand-ins for " + ", ".join(stand_ins))
-    return "; ".join(parts)
-
-
 # The table's geometry: study 1's Clovertown E5320 (32 KB L1s, one 4 MB L2 per core pair).
 TABLE_MACHINE = "clovertown-e5320"
 

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
-                                       metric_label, paired_bars)
+                                       metric_label, paired_bars, programs_note)
 from schedlab.analysis.lee.common import (CACHE_COLOURS, PROGRAM_COLOURS, _cache_names,
                                           _per_machine, _timing_note, finish)
 from schedlab.analysis.lee.programs import (micro_counts, moved_in_roi, program_changes,
@@ -160,8 +160,9 @@ def _benchmarks(frame: pd.DataFrame, events: pd.DataFrame, experiment, ctx: Figu
                             (default, region_policy))
             if row == 0:    # on the left: the legend is above the axes on the right
                 ax.set_title(machine, fontsize=8, loc="left")
+        note = programs_note(sel)
         axes[-1][col].set_xlabel("benchmark (the job; fig17: beside two large and one small "
-                                 "memlat)", fontsize=8)
+                                 "memlat)" + (f"\n{note}" if note else ""), fontsize=8)
         # The job's attributed counters hold the kernel's work of its moves in the ROI.
         moved = set(sel.loc[sel["micro_in_roi"].fillna(0) > 0, "benchmark"]
                     if "micro_in_roi" in sel else ())
