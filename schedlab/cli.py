@@ -239,6 +239,10 @@ def _best_backend() -> str:
               help="Per-CPU buffer of a policy's scheduler trace (default: "
                    + ", ".join(f"{get_backend(b).trace_buffer_kb} on {b}" for b in BackendName)
                    + "); a long traced run that loses events asks for more.")
+@click.option("--trace-function", "trace_functions", multiple=True, metavar="SYMBOL",
+              help="Time every call of this kernel function in the run's trace (ftrace's "
+                   "function graph tracer; repeat for more, nested calls nest): the "
+                   "artifact trace.txt.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="The run's seed: the guest's random generator is reseeded from it after "
                    "the restore (address-space layouts), and gem5's is seeded with it. Two "
@@ -247,7 +251,7 @@ def _best_backend() -> str:
 def run(machine_name, machines_file, overrides, workload_names, backend, cpu, size, reps, cpus,
         sched, prio, duration, warmup, extra_args, policy, sysctl, background, boot_args,
         numa_from, timeout, ready_timeout, attribute_tasks, fast_forward, warm_caches,
-        overlays, trace_buffer_kb, seed, sampling) -> None:
+        overlays, trace_buffer_kb, trace_functions, seed, sampling) -> None:
     """Run workloads on a machine model and write results/<run-id>/."""
     backend = _best_backend() if backend == "auto" else backend
     jobs = _workload_requests(workload_names, size=size, reps=reps, cpus=cpus, sched=sched,
@@ -259,7 +263,8 @@ def run(machine_name, machines_file, overrides, workload_names, backend, cpu, si
         background=tuple(WorkloadRequest(b) for b in background), boot_args=boot_args,
         cpu=cpu, numa_from=numa_from, timeout=timeout, ready_timeout=ready_timeout,
         attribute_tasks=attribute_tasks, fast_forward=fast_forward, warm_caches=warm_caches,
-        overlay=overlays, sampling=sampling, trace_buffer_kb=trace_buffer_kb, seed=seed)
+        overlay=overlays, sampling=sampling, trace_buffer_kb=trace_buffer_kb,
+        trace_functions=trace_functions, seed=seed)
     prepared = prepare(request, progress=_say)
     run_dir = execute(prepared, progress=_say)
     _report_run(run_dir, prepared.machine)

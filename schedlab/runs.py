@@ -110,6 +110,10 @@ class RunRequest:
     # backend. A run that traces more events than it holds (thousands of mixer samples) asks
     # for more; the runner resizes the buffer before the run (allocation work in its set-up).
     trace_buffer_kb: int | None = None
+    # Kernel functions whose every call the run's trace times (ftrace's function graph
+    # tracer; the policy's trace events become comments in that trace): what a kernel path
+    # costs by its parts (bench/bench_regions.py --breakdown).
+    trace_functions: tuple[str, ...] = ()
 
     def __post_init__(self):
         # Names from the command line, a campaign's JSON or SLURM's pickles become the enums
@@ -272,6 +276,18 @@ def _trace_buffer_kb(request: RunRequest) -> int:
     return int(request.trace_buffer_kb)
 
 
+_KERNEL_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _trace_functions(request: RunRequest) -> tuple[str, ...]:
+    for name in request.trace_functions:
+        if not _KERNEL_SYMBOL.fullmatch(name):
+            raise UserError(f"{name!r} is not a kernel function's name; trace functions by "
+                            f"their symbols, as /sys/kernel/tracing/available_filter_functions "
+                            f"lists them")
+    return tuple(dict.fromkeys(request.trace_functions))
+
+
 def _check_timeslice(sysctl: dict[str, str], machine: MachineSpec) -> None:
     """A SCHED_RR timeslice is a whole number of the guest's ticks; the kernel would round
     another up to one (msecs_to_jiffies) without a word."""
@@ -391,6 +407,9 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
         spec["warm_caches"] = request.warm_caches
     if sampling is not None:  # only when on, so other runs keep their ids
         spec["sampling"] = sampling.to_dict()
+    trace_functions = _trace_functions(request)
+    if trace_functions:  # only when on, so other runs keep their ids
+        spec["trace_functions"] = list(trace_functions)
     # What the backend adds is part of the run's identity too (its core model, the whole
     # kernel command line, gem5's model code): results made otherwise are not this run's.
     identity, plan = runner.identity(request, machine, boot_args)
@@ -402,8 +421,9 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     guest = GuestSpec(
         nonce=digest[:16], jobs=jobs, sysctl=sysctl,
         files=tuple(sorted((k, str(v)) for k, v in policy.get("files", {}).items())),
-        trace_events=tuple(policy.get("trace_events", [])), background=background,
-        trace_buffer_kb=spec["trace_buffer_kb"], env=env, seed=request.seed)
+        trace_events=tuple(policy.get("trace_events", [])), trace_functions=trace_functions,
+        background=background, trace_buffer_kb=spec["trace_buffer_kb"], env=env,
+        seed=request.seed)
     return PreparedRun(request, machine, spec, run_id, guest, kern, image, user_programs, plan,
                        payload)
 

@@ -2,7 +2,8 @@
 
 Host -> guest: a run specification (in the run's payload, schedlab.guest.payload), rendered
 as a shell script that sets NONCE and defines ``run_spec`` as a list of runner calls
-(seed_guest, sysctl_set, sysctl_report, file_set, trace_events, background, job), every value quoted
+(seed_guest, sysctl_set, sysctl_report, file_set, trace_functions, trace_events, background,
+job), every value quoted
 with shlex so no workload argument can break it.
 
 Guest -> host: console lines. ``@@schedlab-ready`` marks a booted guest (before any spec is
@@ -52,6 +53,9 @@ class GuestSpec:
     sysctl: tuple[tuple[str, str], ...] = ()
     files: tuple[tuple[str, str], ...] = ()
     trace_events: tuple[str, ...] = ()
+    # Kernel functions whose calls the trace times (ftrace's function graph tracer): each
+    # call's duration, nested as the calls were; the events come out as comments in it.
+    trace_functions: tuple[str, ...] = ()
     background: tuple[GuestJob, ...] = ()
     trace_buffer_kb: int = 8192    # per CPU
     env: tuple[tuple[str, str], ...] = ()   # exported to every job (LD_LIBRARY_PATH)
@@ -70,6 +74,8 @@ class GuestSpec:
         if self.sysctl:
             lines.append("\tsysctl_report")
         lines += [f"\tfile_set {q(k)} {q(v)}" for k, v in self.files]
+        if self.trace_functions:
+            lines.append("\ttrace_functions " + " ".join(map(q, self.trace_functions)))
         if self.trace_events:
             lines.append("\ttrace_events " + " ".join(map(q, self.trace_events)))
         for bg in self.background:
