@@ -28,10 +28,27 @@ inside the ROI (the trace, between the launcher's marks). Then
 - overhead at R micro-schedules per second = R x cycles per micro-schedule / clock, for
   the paper's 700/s and the rate measured.
 
+The micro-schedule by its parts (``--breakdown``): the unify runs again with the kernel
+functions of ``lee.MICRO_SCHEDULE_FUNCTIONS`` timed by ftrace's function graph tracer
+(``RunRequest.trace_functions``): per micro-schedule in the ROI, the fault handler, region
+scheduling's own work, ``migrate_task_to``, ``change_protection``, the TLB flushes and their
+IPIs (``lee.micro_schedule_parts``); what the whole cost above leaves outside the fault
+handler is the exception's entry and return and the thread's restart on the new core (its
+L1 refilled). The tracer's own work is in the traced durations, and shows as the traced
+unify run's accesses/s against the untraced one's.
+
+Linux's own path over the same pages (``--yardstick``): memlat at the same point (with a
+sleeping second thread: NUMA balancing protects every page of a multi-threaded process, of a
+single-threaded one only those off its node) without region scheduling under the
+``numa-balancing`` policy (Linux's NUMA balancing scanning every
+10 ms), the scans (``task_numa_work``, ``change_prot_numa``), the hinting faults
+(``handle_mm_fault`` calls with ``task_numa_fault`` inside) and any ``migrate_task_to``
+timed the same way.
+
 Usage (one machine per file; ``nice`` it on a shared host):
 
     GEM5=/path/to/gem5.fast python3 bench/bench_regions.py --machine clovertown-x5365 \\
-        --json bench/results/regions-<host>-<date>-x5365.json
+        [--breakdown] [--yardstick] --json bench/results/regions-<host>-<date>-x5365.json
     python3 bench/bench_regions.py --report bench/results/regions-*.json
 
 bench/gem5.md ("Region scheduling: the cost of a micro-schedule") records the runs made;
@@ -42,6 +59,7 @@ restore, 0.35 s runs, the regions' whole life; their derived numbers are printed
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -51,7 +69,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_gem5 import measure, record_options, save_records  # noqa: E402
-from schedlab.analysis import lee  # noqa: E402
+from schedlab.analysis import function_graph, lee  # noqa: E402
 from schedlab.backends.gem5.binary import probe  # noqa: E402
 from schedlab.campaigns.experiment import get  # noqa: E402
 from schedlab.campaigns.lee import MACHINES  # noqa: E402
@@ -86,6 +104,41 @@ def record(request: RunRequest) -> dict:
     return {"run": run_dir.name, "ok": bool(row["ok"]), "kernel": hashes["kernel"],
             "image": hashes["image"], **measure(info),
             **{k: row[k] for k in COST_FIELDS}}
+
+
+def trace_of(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return function_graph.parse((run_dir / "artifacts" / "trace.txt").read_text())
+
+
+def breakdown_record(request: RunRequest) -> dict:
+    """A unify run with the micro-schedule's functions timed: its parts, one row each."""
+    traced = dataclasses.replace(request, trace_functions=lee.MICRO_SCHEDULE_FUNCTIONS)
+    run_dir = execute(prepare(traced, progress=print), progress=print)
+    (row,) = lee.collect([run_dir])[""].to_dict("records")
+    parts = lee.micro_schedule_parts(*trace_of(run_dir))
+    info = json.loads((run_dir / "gem5.json").read_text())
+    return {"run": run_dir.name, "ok": bool(row["ok"]), "kind": "breakdown", **measure(info),
+            "machine": row["machine"], "policy": row["policy"], "rep": row["rep"],
+            "roi_accesses_per_sec": row["roi_accesses_per_sec"],
+            "micro_schedules": parts.to_dict("records")}
+
+
+def yardstick_record(request: RunRequest) -> dict:
+    """The confine request's memlat, with a second thread that sleeps, under Linux's NUMA
+    balancing instead of region scheduling, its scans and hinting faults timed."""
+    (memlat,) = request.jobs
+    # A second (sleeping) thread: NUMA balancing leaves the pages of a single-threaded
+    # process on its own node unprotected, and one node holds all of memlat's.
+    memlat = dataclasses.replace(memlat, args=(*memlat.args, "--threads", "2"))
+    linux = dataclasses.replace(request, policy="numa-balancing", jobs=(memlat,),
+                                trace_functions=lee.NUMA_BALANCING_FUNCTIONS,
+                                label={**request.label, "policy": "numa-balancing"})
+    run_dir = execute(prepare(linux, progress=print), progress=print)
+    calls, comments = trace_of(run_dir)
+    info = json.loads((run_dir / "gem5.json").read_text())
+    return {"run": run_dir.name, "kind": "yardstick", **measure(info),
+            "machine": request.label["machine"], "policy": "numa-balancing",
+            "rep": request.label["rep"], **lee.numa_balancing_costs(calls, comments)}
 
 
 def derive(records: list[dict]) -> dict | None:
@@ -123,22 +176,104 @@ def table(records: list[dict], derived: dict | None) -> str:
     return "\n".join(lines)
 
 
+def parts(records: list[dict], derived: dict | None) -> dict | None:
+    """The breakdown runs' micro-schedules: each part's mean (us and cycles) over all of
+    them, their number, and what the whole cost leaves outside the fault handler."""
+    rows = pd.DataFrame([m for r in records if r.get("kind") == "breakdown"
+                         for m in r["micro_schedules"]])
+    if rows.empty:
+        return None
+    clock = load_machine(records[0]["machine"]).clock_hz
+    cols = ["fault_us", *lee.MICRO_SCHEDULE_PARTS]
+    out = {"micro_schedules": len(rows),
+           "mean_us": {c: rows[c].mean() for c in cols},
+           "sd_us": {c: rows[c].std() for c in cols},
+           "mean_cycles": {c: rows[c].mean() * clock / 1e6 for c in cols},
+           "protect_calls": rows["protect_calls"].mean(),
+           "flush_calls": rows["flush_calls"].mean(),
+           "remote_flushes": rows["remote_flushes"].mean()}
+    if derived:
+        out["outside_fault_cycles"] = (derived["cycles_per_micro_schedule"]
+                                       - out["mean_cycles"]["fault_us"])
+    return out
+
+
+PART_NAMES = {"fault_us": "the fault handler (handle_mm_fault), of which:",
+              "linux_fault_us": "  Linux's hinting fault (do_numa_page, the walk, locks)",
+              "migrate_us": "  migrate_task_to (until it runs on the new CPU)",
+              "protect_us": "  change_protection of the regions closed and opened",
+              "flush_us": "  TLB flushes (flush_tlb_mm_range), of which:",
+              "ipi_us": "    IPIs to other CPUs, sent and waited for",
+              "regions_us": "  region scheduling's own work (page index walk, VMAs, pick)"}
+
+
+def parts_table(p: dict, derived: dict | None) -> str:
+    lines = [f"Micro-schedules in the traced ROIs: {p['micro_schedules']} "
+             f"({p['protect_calls']:.1f} change_protection and {p['flush_calls']:.1f} "
+             f"flush calls each, {p['remote_flushes']:.1f} flushes on other CPUs)", "",
+             "| part | mean us | sd us | mean cycles |", "|---|---|---|---|"]
+    for c, name in PART_NAMES.items():
+        lines.append(f"| {name} | {p['mean_us'][c]:.2f} | {p['sd_us'][c]:.2f} "
+                     f"| {p['mean_cycles'][c]:,.0f} |")
+    if derived and "outside_fault_cycles" in p:
+        lines.append(f"| outside the handler (exception entry/return, restart on the new "
+                     f"core): whole cost {derived['cycles_per_micro_schedule']:,.0f} minus the "
+                     f"handler | | | {p['outside_fault_cycles']:,.0f} |")
+    return "\n".join(lines)
+
+
+def yardstick_table(records: list[dict]) -> str:
+    rows = [r for r in records if r.get("kind") == "yardstick"]
+    if not rows:
+        return ""
+    lines = ["| machine | rep | scans | scan us | change_prot_numa us | hinting faults "
+             "| fault us | faults per scan | migrations | migrate us |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['machine']} | {r['rep']} | {r['scans']} | {r['scan_us']:.1f} "
+                     f"| {r['change_prot_numa_us']:.1f} | {r['hinting_faults']} "
+                     f"| {r['hinting_fault_us']:.2f} | {r['faults_per_scan']:.0f} "
+                     f"| {r['migrations']} | {r['migrate_us']:.1f} |")
+    return "\n".join(lines)
+
+
+def report(records: list[dict], derived: dict | None) -> str:
+    plain = [r for r in records if r.get("kind", "plain") == "plain"]
+    out = [table(plain, derived)]
+    if p := parts(records, derived):
+        out += ["", parts_table(p, derived)]
+    if y := yardstick_table(records):
+        out += ["", y]
+    return "\n".join(out)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--machine", default="clovertown-x5365", choices=MACHINES,
                    help="one of lee-fig9's machines (default: %(default)s)")
+    p.add_argument("--breakdown", action="store_true",
+                   help="also run the unify runs with the micro-schedule's functions timed")
+    p.add_argument("--yardstick", action="store_true",
+                   help="also run memlat under Linux's NUMA balancing, its costs timed")
     record_options(p)
     args = p.parse_args()
     if args.report:
         for path in args.report:
             data = json.loads(path.read_text())
-            print(f"{path.name}:\n{table(data['records'], data.get('derived'))}\n")
+            print(f"{path.name}:\n{report(data['records'], data.get('derived'))}\n")
         return 0
     binary = probe()
-    records = [record(r) for r in requests(args.machine)]
+    plain = requests(args.machine)
+    records = [{"kind": "plain", **record(r)} for r in plain]
     derived = derive(records)
-    save_records(args.json, binary, records, derived=derived)
-    print(table(records, derived))
+    unify = [r for r in plain if r.policy == "region-unify"]
+    if args.breakdown:
+        records += [breakdown_record(r) for r in unify]
+    if args.yardstick:
+        records += [yardstick_record(r) for r in plain if r.policy == "region-confine"]
+    save_records(args.json, binary, records, derived=derived,
+                 parts=parts(records, derived))
+    print(report(records, derived))
     return 0
 
 

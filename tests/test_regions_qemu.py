@@ -504,3 +504,69 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
         # Favoured and alone: both regions in one cache, hardly any move.
         assert len(local) >= 2 and len(set(local.values())) == 1, (local, trace[-3000:])
         assert len(micro) <= 1, trace[-3000:]
+
+
+@pytest.mark.timeout(1800)
+def test_a_micro_schedule_is_timed_by_its_parts(tmp_path, monkeypatch):
+    """bench_regions.py --breakdown's path on QEMU: memlat under unification with the
+    micro-schedule's kernel functions timed by the function graph tracer. Each
+    micro-schedule is a fault handler call whose region-scheduling part moved the thread
+    (it returns on another CPU, in the other cache) and changed protections."""
+    from schedlab.analysis import function_graph, lee
+    from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"))
+    memlat = WorkloadRequest("memlat", size="paper", duration=8.0,
+                             args=("--region-size", "1MiB", "--access-time", str(2**22)))
+    prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu",
+                                  policy="region-unify", sysctl=sysctl, jobs=(memlat,),
+                                  trace_functions=lee.MICRO_SCHEDULE_FUNCTIONS))
+    trace_path = None
+
+    def merged(run_dir):
+        nonlocal trace_path
+        trace_path = run_dir / "artifacts" / "trace.txt"
+        return any(int(m[1]) > MERGED for m in re.finditer(r"sched_region_change: .* "
+                                                          r"pages=(\d+)", trace_path.read_text()))
+    attempts = []
+
+    def attempt():
+        attempts.append(1)
+        monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path / f"attempt{len(attempts)}"))
+        return execute(prepared)
+    once_more_if_merged(attempt, merged)
+    calls, comments = function_graph.parse(trace_path.read_text())
+    assert set(calls["function"]) >= {"handle_mm_fault", "sched_region_fault",
+                                      "migrate_task_to", "change_protection"}, calls.head()
+    assert comments["text"].str.startswith("sched_region_micro_schedule").any()
+    parts = lee.micro_schedule_parts(calls, comments)
+    assert len(parts) >= 4, parts
+    llc = {cpu: c for c, cpus in LLCS.items() for cpu in cpus}
+    assert all(llc[a] != llc[b] for a, b in zip(parts["cpu"], parts["exit_cpu"])), parts
+    assert (parts["protect_calls"] >= 1).all() and (parts["migrate_us"] > 0).all(), parts
+    # Parts made on one CPU only: a duration across the migration mixes two vCPUs' local
+    # clocks, which QEMU's unstable TSCs let differ by up to a tick (on gem5 they are one).
+    assert (parts[["protect_us", "flush_us", "ipi_us"]] >= 0).all().all(), parts
+    assert (parts["ipi_us"] <= parts["flush_us"]).all(), parts
+
+
+@pytest.mark.timeout(1800)
+def test_numa_balancing_scans_and_takes_hinting_faults_when_timed(tmp_path, monkeypatch):
+    """bench_regions.py --yardstick's path on QEMU: memlat under Linux's NUMA balancing
+    (the numa-balancing policy: a scan every 10 ms) with its functions timed: scans that
+    protect pages with change_prot_numa, and hinting faults through task_numa_fault. memlat
+    has a sleeping second thread: on one node Linux protects no page of a single-threaded
+    process."""
+    from schedlab.analysis import function_graph, lee
+    from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
+    monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
+    memlat = WorkloadRequest("memlat", size="paper", duration=2.0,
+                             args=("--region-size", "1MiB", "--access-time", str(2**16),
+                                   "--threads", "2"))
+    run_dir = execute(prepare(RunRequest(machine="clovertown-x5365", backend="qemu",
+                                         policy="numa-balancing", jobs=(memlat,),
+                                         trace_functions=lee.NUMA_BALANCING_FUNCTIONS)))
+    calls, comments = function_graph.parse((run_dir / "artifacts" / "trace.txt").read_text())
+    costs = lee.numa_balancing_costs(calls, comments)
+    assert costs["scans"] >= 2 and costs["change_prot_numa_us"] > 0, costs
+    assert costs["hinting_faults"] >= 256 and costs["hinting_fault_us"] > 0, costs

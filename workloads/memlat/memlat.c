@@ -13,8 +13,14 @@
  * the first switch after the launcher's announced start, so a rate never mixes a partial
  * burst in).  --frames seeded makes the physical pages of the regions depend on the seed too
  * (wl_frames.h): gem5 gives the same request the same frames, and at a cache's capacity the
- * frames' cache sets decide the misses.
+ * frames' cache sets decide the misses.  --threads 2 adds a thread that only sleeps, so the
+ * process has two users of its memory, as a multi-threaded program has: Linux's NUMA balancing
+ * protects the pages of a single-threaded process only where they are off its node, and every
+ * page of a multi-threaded one (the yardstick of bench/bench_regions.py --yardstick).
  */
+#include <pthread.h>
+#include <unistd.h>
+
 #include "wl.h"
 #include "wl_frames.h"
 
@@ -45,17 +51,26 @@ static struct node *make_region(size_t lines, wl_rng *rng)
 	return r;
 }
 
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	wl_prog = "memlat";
 	uint64_t size = 0;
 	long long access_time = -1, accesses = 1 << 24, seed = 1;
-	int vary_frames = 0;
+	int vary_frames = 0, threads = 1;
 	WL_OPTS(argc, argv) {
 		if (WL_IS("--region-size")) size = wl_size("--region-size", WL_VAL);
 		else if (WL_IS("--access-time")) access_time = wl_int("--access-time", WL_VAL, 1, 1LL << 40);
 		else if (WL_IS("--accesses")) accesses = wl_int("--accesses", WL_VAL, 0, 1LL << 50);
 		else if (WL_IS("--seed")) seed = wl_int("--seed", WL_VAL, 0, 1LL << 62);
+		else if (WL_IS("--threads")) threads = (int)wl_int("--threads", WL_VAL, 1, 2);
 		else if (WL_IS("--frames")) {
 			if (strcmp(WL_VAL, "seeded") && strcmp(WL_VAL, "kernel"))
 				wl_die("--frames is kernel (whatever the kernel gives) or seeded, not '%s'", WL_VAL);
@@ -80,6 +95,9 @@ int main(int argc, char **argv)
 		wl_frames_done(&frames);
 	}
 	struct node *cur[2] = { region[0], region[1] };
+	pthread_t helper;
+	if (threads == 2 && pthread_create(&helper, NULL, sleeper, NULL))
+		wl_die("cannot start the sleeping thread");
 	wl_catch_stop();
 	long long done = 0, switches = 0;
 	int which = 0;

@@ -19,8 +19,11 @@ from schedlab.analysis.lee.trace import (cache_timeline, change_counts, exit_unm
                                          mark_undone, parse_region_trace, parse_sched_regions,
                                          REGION_COUNTERS, region_counters, region_states)
 from schedlab.analysis.lee.tables import ARRIVAL_SLACK_MS, collect, _job_wakeups, _responses
-from schedlab.analysis.lee.costs import (_condition, micro_schedule_cost, normalised, pair_fits,
-                                         PAPER_MICRO_RATE, summary)
+from schedlab.analysis.lee.costs import (_condition, MICRO_SCHEDULE_FUNCTIONS,
+                                         MICRO_SCHEDULE_PARTS, micro_schedule_cost,
+                                         micro_schedule_parts, normalised,
+                                         NUMA_BALANCING_FUNCTIONS, numa_balancing_costs,
+                                         pair_fits, PAPER_MICRO_RATE, summary)
 from schedlab.analysis.lee.programs import (micro_counts, moved_in_roi, program_changes,
                                             program_kind, program_kinds, region_pages_at_roi,
                                             short_program_name)
@@ -39,7 +42,10 @@ __all__ = ["Column", "COORDINATES", "EVENTS", "MAIN", "PROGRAMS", "RESPONSES", "
            "WHEN", "cache_timeline", "change_counts", "exit_unmapping", "job_trace", "mark_undone",
            "parse_region_trace", "parse_sched_regions", "REGION_COUNTERS", "region_counters",
            "region_states", "ARRIVAL_SLACK_MS", "collect", "_job_wakeups", "_responses",
-           "_condition", "micro_schedule_cost", "normalised", "pair_fits", "PAPER_MICRO_RATE",
+           "_condition", "MICRO_SCHEDULE_FUNCTIONS", "MICRO_SCHEDULE_PARTS", "micro_schedule_cost",
+           "micro_schedule_parts", "normalised", "NUMA_BALANCING_FUNCTIONS",
+           "numa_balancing_costs", "pair_fits",
+           "PAPER_MICRO_RATE",
            "summary", "micro_counts", "moved_in_roi", "program_changes", "program_kind",
            "program_kinds", "region_pages_at_roi", "short_program_name", "CACHE_COLOURS",
            "_cache_names", "_per_machine", "POLICY_COLOURS", "PROGRAM_COLOURS", "_timing_note",

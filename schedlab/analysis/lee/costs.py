@@ -9,6 +9,7 @@ import math
 import pandas as pd
 
 from schedlab.analysis.figures import condition_stats
+from schedlab.analysis.function_graph import inside
 from schedlab.machine import load_machine, parse_size
 
 
@@ -105,3 +106,112 @@ def summary(experiment, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     group = "benchmark" if "benchmark" in frame else "condition"
     metric = experiment.metric if experiment.metric in frame else "wall_s"
     return condition_stats(frame, metric, ["machine", group, "policy"])
+
+
+# The kernel functions a micro-schedule's breakdown times (bench/bench_regions.py
+# --breakdown): the fault handler, region scheduling's part of it, and the Linux functions
+# that part calls: the move, the protection changes, the TLB flushes and their IPIs (sent
+# and waited for by on_each_cpu_cond_mask; flush_tlb_func is the work on each CPU).
+MICRO_SCHEDULE_FUNCTIONS = ("handle_mm_fault", "sched_region_fault", "migrate_task_to",
+                            "change_protection", "flush_tlb_mm_range", "on_each_cpu_cond_mask",
+                            "flush_tlb_func")
+MICRO_SCHEDULE_PARTS = ("linux_fault_us", "migrate_us", "protect_us", "flush_us", "ipi_us",
+                        "regions_us")
+
+
+def micro_schedule_parts(calls: pd.DataFrame, comments: pd.DataFrame) -> pd.DataFrame:
+    """One row per micro-schedule in a function graph trace of MICRO_SCHEDULE_FUNCTIONS
+    (schedlab.analysis.function_graph.parse): each ``sched_region_fault`` call that moved its
+    thread (a ``migrate_task_to`` inside it), in the ROI the launcher marked if it did.
+
+    - ``fault_us``: the whole ``handle_mm_fault`` call (all but the exception's entry/exit);
+    - ``linux_fault_us``: its part outside region scheduling (the PTE restored by
+      ``do_numa_page``, the page-table walk, the mm's locks);
+    - ``migrate_us``: ``migrate_task_to``, from the call until the thread runs on the new
+      CPU (the stopper's work and the switch);
+    - ``protect_us`` / ``protect_calls``: ``change_protection`` over the runs of pages of
+      the regions closed and opened;
+    - ``flush_us`` / ``flush_calls``: the TLB flushes after them (``flush_tlb_mm_range``),
+      of which ``ipi_us``: shooting down other CPUs' entries (IPIs sent and waited for);
+    - ``regions_us``: the rest of ``sched_region_fault``: region scheduling's own work
+      (its lock, the page index walked for runs of pages, the VMA lookups, the CPU pick);
+    - ``remote_flushes``: ``flush_tlb_func`` calls on other CPUs during the fault.
+    Durations include the tracer's work for the traced calls nested in them. ftrace times
+    a call on the local clock of the CPU it is on at each end: on gem5 every core's TSC is
+    one clock (``tsc=reliable``), so a duration across the migration is exact; under QEMU
+    the vCPUs' clocks may differ by up to a tick, so only the parts made on one CPU are."""
+    cols = ["start", "cpu", "exit_cpu", "pid", "fault_us", *MICRO_SCHEDULE_PARTS,
+            "protect_calls", "flush_calls", "remote_flushes"]
+    begin = comments[comments["text"].str.startswith("schedlab-roi-begin")]["ts"]
+    end = comments[comments["text"].str.startswith("schedlab-roi-end")]["ts"]
+    lo = begin.min() if len(begin) else -math.inf
+    hi = end.max() if len(end) else math.inf
+    out = []
+    for row, fault in calls[calls["function"] == "sched_region_fault"].iterrows():
+        if not lo <= fault["start"] <= hi:
+            continue
+        nested = inside(calls, row)
+        moves = nested[nested["function"] == "migrate_task_to"]
+        if moves.empty:
+            continue
+        handler = calls.loc[fault["parent"]] if fault["parent"] >= 0 else None
+        whole = (handler["duration_us"] if handler is not None
+                 and handler["function"] == "handle_mm_fault" else math.nan)
+        protect = nested[nested["function"] == "change_protection"]
+        flush = nested[nested["function"] == "flush_tlb_mm_range"]
+        # change_protection flushes by itself where a VMA's range ends (tlb_end_vma)
+        flush_in_protect = flush[flush["parent"].isin(protect.index)]["duration_us"].sum()
+        ipi = nested[nested["function"] == "on_each_cpu_cond_mask"]
+        remote = calls[(calls["function"] == "flush_tlb_func") & (calls["pid"] != fault["pid"])
+                       & calls["start"].between(fault["start"], fault["end"])]
+        own = (fault["duration_us"] - moves["duration_us"].sum() - protect["duration_us"].sum()
+               - (flush["duration_us"].sum() - flush_in_protect))
+        out.append({"start": fault["start"], "cpu": fault["cpu"], "exit_cpu": fault["exit_cpu"],
+                    "pid": fault["pid"], "fault_us": whole,
+                    "linux_fault_us": whole - fault["duration_us"],
+                    "migrate_us": moves["duration_us"].sum(),
+                    "protect_us": protect["duration_us"].sum() - flush_in_protect,
+                    "flush_us": flush["duration_us"].sum(), "ipi_us": ipi["duration_us"].sum(),
+                    "regions_us": own, "protect_calls": len(protect),
+                    "flush_calls": len(flush), "remote_flushes": len(remote)})
+    return pd.DataFrame(out, columns=cols)
+
+
+# What Linux's NUMA balancing is timed by (bench/bench_regions.py --yardstick): the scan and
+# its protection changes, the fault handler and the hinting fault's accounting in it, the
+# task's move to its preferred node, the TLB flushes and their IPIs.
+NUMA_BALANCING_FUNCTIONS = ("task_numa_work", "change_prot_numa", "handle_mm_fault",
+                            "task_numa_fault", "migrate_task_to", "flush_tlb_mm_range",
+                            "on_each_cpu_cond_mask")
+
+
+def numa_balancing_costs(calls: pd.DataFrame, comments: pd.DataFrame) -> dict:
+    """What Linux's own NUMA balancing paid in a function graph trace's ROI (the launcher's
+    marks; the whole trace without them): the yardstick of a micro-schedule's machinery.
+
+    - ``scans``, ``scan_us``: ``task_numa_work`` calls (one scan of a task's memory) and
+      their mean duration; ``change_prot_numa_us``: the mean time of its protection
+      changes in one scan (``change_prot_numa``, TLB flushes included);
+    - ``hinting_faults``, ``hinting_fault_us``: ``handle_mm_fault`` calls that went through
+      ``task_numa_fault`` (a touch of a page a scan protected), and their mean duration;
+      ``faults_per_scan``: hinting faults over scans, the pages a scan protected that the
+      program touched again;
+    - ``migrations``, ``migrate_us``: ``migrate_task_to`` calls (NUMA balancing moving a
+      task to its preferred node) and their mean duration (NaN: none)."""
+    begin = comments[comments["text"].str.startswith("schedlab-roi-begin")]["ts"]
+    end = comments[comments["text"].str.startswith("schedlab-roi-end")]["ts"]
+    lo = begin.min() if len(begin) else -math.inf
+    hi = end.max() if len(end) else math.inf
+    roi = calls[calls["start"].between(lo, hi)]
+    scans = roi[roi["function"] == "task_numa_work"]
+    prot = roi[(roi["function"] == "change_prot_numa") & roi["parent"].isin(scans.index)]
+    numa_faults = roi[roi["function"] == "task_numa_fault"]
+    handlers = calls.loc[numa_faults["parent"][numa_faults["parent"] >= 0]]
+    hinting = handlers[handlers["function"] == "handle_mm_fault"]
+    moves = roi[roi["function"] == "migrate_task_to"]
+    return {"scans": len(scans), "scan_us": scans["duration_us"].mean(),
+            "change_prot_numa_us": (prot["duration_us"].sum() / len(scans)
+                                    if len(scans) else math.nan),
+            "hinting_faults": len(hinting), "hinting_fault_us": hinting["duration_us"].mean(),
+            "faults_per_scan": len(hinting) / len(scans) if len(scans) else math.nan,
+            "migrations": len(moves), "migrate_us": moves["duration_us"].mean()}
