@@ -39,36 +39,46 @@ def parse(text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     calls keep theirs. comments: ts, cpu, pid, comm, text (events, trace_marker writes)."""
     calls: list[dict] = []
     comments: list[dict] = []
-    open_calls: dict[int, list[dict]] = {}     # pid -> its calls not yet returned
+    open_calls: dict[int, list[dict | None]] = {}  # pid -> its open calls, by depth
+    last_leaf: dict[int, dict] = {}            # pid -> its last call printed as a leaf
     for line in text.splitlines():
         m = _LINE.match(line)
         if not m:
             continue
         ts, cpu, pid, body = float(m["ts"]), int(m["cpu"]), int(m["pid"]), m["body"]
+        # The kernel's own depth of the call (two spaces a level): a call whose return is
+        # missing leaves no guess about where the calls after it belong.
+        depth = (len(body) - len(body.lstrip(" "))) // 2
         stack = open_calls.setdefault(pid, [])
+        comm = m["comm"].strip()
         if c := _COMMENT.match(body):
-            comments.append({"ts": ts, "cpu": cpu, "pid": pid, "comm": m["comm"].strip(),
-                             "text": c["text"]})
-        elif e := _ENTRY.match(body):
-            call = {"function": e["fn"], "pid": pid, "comm": m["comm"].strip(), "cpu": cpu,
-                    "start": ts, "parent": stack[-1] if stack else None, "depth": len(stack)}
+            comments.append({"ts": ts, "cpu": cpu, "pid": pid, "comm": comm, "text": c["text"]})
+            continue
+        entry, leaf = _ENTRY.match(body), _LEAF.match(body)
+        if entry or (leaf and m["dur"]):
+            del stack[depth:]                   # deeper calls whose returns are missing
+            stack += [None] * (depth - len(stack))  # callers from before the trace's start
+            call = {"function": (entry or leaf)["fn"], "pid": pid, "comm": comm, "cpu": cpu,
+                    "start": ts, "depth": depth, "parent": stack[-1] if stack else None}
             calls.append(call)
-            stack.append(call)
-        elif (leaf := _LEAF.match(body)) and m["dur"]:
-            dur = float(m["dur"])
-            calls.append({"function": leaf["fn"], "pid": pid, "comm": m["comm"].strip(),
-                          "cpu": cpu, "exit_cpu": cpu, "start": ts, "end": ts + dur / 1e6,
-                          "duration_us": dur, "parent": stack[-1] if stack else None,
-                          "depth": len(stack)})
-        elif (ret := _RETURN.match(body)) and m["dur"]:
-            names = [c["function"] for c in stack]
-            if ret["fn"] not in names:          # its call was before the trace's start
+            if entry:
+                stack.append(call)
                 continue
-            while stack:                        # calls whose returns were lost end here
-                call = stack.pop()
-                if call["function"] == ret["fn"]:
-                    call.update(exit_cpu=cpu, end=ts, duration_us=float(m["dur"]))
-                    break
+            dur = float(m["dur"])
+            call.update(exit_cpu=cpu, end=ts + dur / 1e6, duration_us=dur)
+            last_leaf[pid] = call
+        elif (ret := _RETURN.match(body)) and m["dur"]:
+            returned = {"exit_cpu": cpu, "end": ts, "duration_us": float(m["dur"])}
+            if len(stack) > depth and (stack[depth] or {}).get("function") == ret["fn"]:
+                stack[depth].update(returned)
+                del stack[depth:]
+            elif ((prev := last_leaf.get(pid)) and prev["function"] == ret["fn"]
+                  and prev["depth"] == depth and len(stack) == depth
+                  and prev["parent"] is (stack[-1] if stack else None)):
+                # A call that returned on another CPU, already printed as a leaf on the CPU
+                # it was made on (with a duration on that CPU's clock; seen on QEMU): the
+                # return line is the call's own.
+                prev.update(returned)
     done = [c for c in calls if "duration_us" in c]
     row = {id(c): i for i, c in enumerate(done)}
     frame = pd.DataFrame([{**{k: c[k] for k in CALL_COLUMNS if k != "parent"},
