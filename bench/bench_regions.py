@@ -84,11 +84,13 @@ COST_FIELDS = ("machine", "region_size", "access_time", "policy", "rep", "micro_
                "gem5_insts")
 
 
-def requests(machine: str) -> list[RunRequest]:
-    """lee-fig9's smoke gem5 runs of the point on ``machine``, both policies and reps."""
+def requests(machine: str, reps: int | None = None) -> list[RunRequest]:
+    """lee-fig9's smoke gem5 runs of the point on ``machine``, both policies, its
+    repetitions (the first ``reps`` of them)."""
     out = [r for r in get("lee-fig9").requests("smoke", "gem5")
            if r.label["machine"] == machine
-           and all(r.label[k] == v for k, v in POINT.items())]
+           and all(r.label[k] == v for k, v in POINT.items())
+           and (reps is None or r.label["rep"] < reps)]
     if not out:
         raise SystemExit(f"bench_regions: lee-fig9 has no runs on {machine}; use one of "
                          f"{', '.join(MACHINES)}")
@@ -195,6 +197,12 @@ def parts(records: list[dict], derived: dict | None) -> dict | None:
     if derived:
         out["outside_fault_cycles"] = (derived["cycles_per_micro_schedule"]
                                        - out["mean_cycles"]["fault_us"])
+    # The tracer's own cost: memlat's accesses/s in the traced runs against the plain ones
+    traced = [r["roi_accesses_per_sec"] for r in records if r.get("kind") == "breakdown"]
+    plain = [r["roi_accesses_per_sec"] for r in records
+             if r.get("kind", "plain") == "plain" and r["policy"] == "region-unify"]
+    if traced and plain:
+        out["traced_over_plain"] = (sum(traced) / len(traced)) / (sum(plain) / len(plain))
     return out
 
 
@@ -212,6 +220,9 @@ def parts_table(p: dict, derived: dict | None) -> str:
              f"({p['protect_calls']:.1f} change_protection and {p['flush_calls']:.1f} "
              f"flush calls each, {p['remote_flushes']:.1f} flushes on other CPUs)", "",
              "| part | mean us | sd us | mean cycles |", "|---|---|---|---|"]
+    if "traced_over_plain" in p:
+        lines[0] += (f"; memlat's accesses/s traced over untraced: "
+                     f"{p['traced_over_plain']:.4f}")
     for c, name in PART_NAMES.items():
         lines.append(f"| {name} | {p['mean_us'][c]:.2f} | {p['sd_us'][c]:.2f} "
                      f"| {p['mean_cycles'][c]:,.0f} |")
@@ -255,6 +266,8 @@ def main() -> int:
                    help="also run the unify runs with the micro-schedule's functions timed")
     p.add_argument("--yardstick", action="store_true",
                    help="also run memlat under Linux's NUMA balancing, its costs timed")
+    p.add_argument("--reps", type=int, default=None, metavar="N",
+                   help="only the first N repetitions (default: all of lee-fig9's)")
     record_options(p)
     args = p.parse_args()
     if args.report:
@@ -263,7 +276,7 @@ def main() -> int:
             print(f"{path.name}:\n{report(data['records'], data.get('derived'))}\n")
         return 0
     binary = probe()
-    plain = requests(args.machine)
+    plain = requests(args.machine, args.reps)
     records = [{"kind": "plain", **record(r)} for r in plain]
     derived = derive(records)
     unify = [r for r in plain if r.policy == "region-unify"]

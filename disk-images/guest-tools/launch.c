@@ -45,6 +45,9 @@
  * With --mark-roi (the runner passes it when it takes a scheduler trace) the region's
  * begin and end are also written to the trace (trace_marker: "schedlab-roi-begin job=NAME
  * rep=N", "schedlab-roi-end ..."), so the quanta read from the trace can be the region's.
+ * With --trace-from-roi the runner has left tracing off and the launcher turns it on as the
+ * region begins: a run whose kernel functions are timed is traced from its region on, since
+ * timing every call before it (study 3's regioning faults) would change what it measures.
  *
  * "launch --promote PID" makes process PID (the runner) SCHED_FIFO at the highest priority
  * too, for the same reason: the runner must wake to stop the background workloads after
@@ -59,7 +62,8 @@
  *
  * Usage: launch --job NAME --rep N --nonce X [--cpus LIST] [--policy other|batch|idle|fifo|rr]
  *               [--prio N] [--m5 none|insn|addr] [--out DIR] [--duration-us N] [--warmup-us W]
- *               [--caches-on-us C] [--regions none|join|favour] [--mark-roi] [--background]
+ *               [--caches-on-us C] [--regions none|join|favour] [--mark-roi]
+ *               [--trace-from-roi] [--background]
  *               -- CMD [ARGS...]
  *        launch --promote PID
  */
@@ -213,6 +217,7 @@ static void join_regions(const char *mode)
 
 static int use_m5;
 static int trace_marker = -1;
+static int tracing_on = -1;
 
 /* --mark-roi: the m5 ops mark the region for gem5's statistics only. */
 static void mark_roi(const char *edge, const char *job, int rep)
@@ -220,6 +225,9 @@ static void mark_roi(const char *edge, const char *job, int rep)
 	char line[160];
 	int n;
 
+	/* --trace-from-roi: the runner left tracing off until now */
+	if (tracing_on >= 0 && !strcmp(edge, "begin") && write(tracing_on, "1\n", 2) < 0)
+		die("cannot turn tracing on", strerror(errno));
 	if (trace_marker < 0)
 		return;
 	n = snprintf(line, sizeof(line), "schedlab-roi-%s job=%s rep=%d\n", edge, job, rep);
@@ -297,7 +305,7 @@ int main(int argc, char **argv)
 {
 	const char *job = NULL, *nonce = NULL, *cpus = NULL, *policy_name = "other";
 	const char *m5_mode = "none", *out = NULL, *regions = "none";
-	int rep = 0, prio = 0, background = 0, mark = 0, i, fds[2], go[2];
+	int rep = 0, prio = 0, background = 0, mark = 0, trace_from_roi = 0, i, fds[2], go[2];
 	long long duration_us = 0, warmup_us = 0, caches_on_us = -1;
 	int ended_in_warmup = 0;
 	cpu_set_t set;
@@ -318,6 +326,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(opt, "--mark-roi")) {
 			mark = 1;
+			continue;
+		}
+		if (!strcmp(opt, "--trace-from-roi")) {
+			trace_from_roi = 1;
 			continue;
 		}
 		if (!val)
@@ -397,6 +409,9 @@ int main(int argc, char **argv)
 		die("pipe", strerror(errno));
 	if (mark)
 		trace_marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+	if (trace_from_roi &&
+	    (tracing_on = open("/sys/kernel/tracing/tracing_on", O_WRONLY | O_CLOEXEC)) < 0)
+		die("cannot open /sys/kernel/tracing/tracing_on", strerror(errno));
 	/* The whole warm-up (and the workload's start) on the caches. */
 	if (caches_on_us >= warmup_us)
 		m5(M5_SWITCHCPU);
