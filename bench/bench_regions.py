@@ -187,16 +187,20 @@ def parts(records: list[dict], derived: dict | None) -> dict | None:
         return None
     clock = load_machine(records[0]["machine"]).clock_hz
     cols = ["fault_us", *lee.MICRO_SCHEDULE_PARTS]
-    out = {"micro_schedules": len(rows),
+    out = {"micro_schedules": len(rows), "clock_hz": clock,
            "mean_us": {c: rows[c].mean() for c in cols},
            "sd_us": {c: rows[c].std() for c in cols},
+           "median_us": {c: rows[c].median() for c in cols},
            "mean_cycles": {c: rows[c].mean() * clock / 1e6 for c in cols},
+           "median_cycles": {c: rows[c].median() * clock / 1e6 for c in cols},
            "protect_calls": rows["protect_calls"].mean(),
            "flush_calls": rows["flush_calls"].mean(),
            "remote_flushes": rows["remote_flushes"].mean()}
     if derived:
+        # The median handler: a micro-schedule's first move in a ROI can wait hundreds of
+        # microseconds for its CPU (an outlier the mean would carry).
         out["outside_fault_cycles"] = (derived["cycles_per_micro_schedule"]
-                                       - out["mean_cycles"]["fault_us"])
+                                       - out["median_cycles"]["fault_us"])
     # The tracer's own cost: memlat's accesses/s in the traced runs against the plain ones
     traced = [r["roi_accesses_per_sec"] for r in records if r.get("kind") == "breakdown"]
     plain = [r["roi_accesses_per_sec"] for r in records
@@ -219,17 +223,18 @@ def parts_table(p: dict, derived: dict | None) -> str:
     lines = [f"Micro-schedules in the traced ROIs: {p['micro_schedules']} "
              f"({p['protect_calls']:.1f} change_protection and {p['flush_calls']:.1f} "
              f"flush calls each, {p['remote_flushes']:.1f} flushes on other CPUs)", "",
-             "| part | mean us | sd us | mean cycles |", "|---|---|---|---|"]
+             "| part | median us | mean us | sd us | median cycles |", "|---|---|---|---|---|"]
     if "traced_over_plain" in p:
         lines[0] += (f"; memlat's accesses/s traced over untraced: "
                      f"{p['traced_over_plain']:.4f}")
     for c, name in PART_NAMES.items():
-        lines.append(f"| {name} | {p['mean_us'][c]:.2f} | {p['sd_us'][c]:.2f} "
-                     f"| {p['mean_cycles'][c]:,.0f} |")
+        median = p.get("median_us", p["mean_us"])[c]
+        lines.append(f"| {name} | {median:.2f} | {p['mean_us'][c]:.2f} | {p['sd_us'][c]:.2f} "
+                     f"| {median * p['clock_hz'] / 1e6:,.0f} |")
     if derived and "outside_fault_cycles" in p:
         lines.append(f"| outside the handler (exception entry/return, restart on the new "
                      f"core): whole cost {derived['cycles_per_micro_schedule']:,.0f} minus the "
-                     f"handler | | | {p['outside_fault_cycles']:,.0f} |")
+                     f"traced handler's median | | | | {p['outside_fault_cycles']:,.0f} |")
     return "\n".join(lines)
 
 
