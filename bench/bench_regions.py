@@ -215,7 +215,7 @@ PART_NAMES = {"fault_us": "the fault handler (handle_mm_fault), of which:",
               "migrate_us": "  migrate_task_to (until it runs on the new CPU)",
               "protect_us": "  change_protection of the regions closed and opened",
               "flush_us": "  TLB flushes (flush_tlb_mm_range), of which:",
-              "ipi_us": "    IPIs to other CPUs, sent and waited for",
+              "ipi_us": "    on_each_cpu_cond_mask (here, and by IPI elsewhere)",
               "regions_us": "  region scheduling's own work (page index walk, VMAs, pick)"}
 
 

@@ -13,6 +13,7 @@ the tracer's own entry and exit work for the traced calls nested inside it.
 
 from __future__ import annotations
 
+import math
 import re
 
 import pandas as pd
@@ -85,6 +86,15 @@ def parse(text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
                            "parent": row.get(id(c["parent"]), -1)} for c in done],
                          columns=CALL_COLUMNS)
     return frame, pd.DataFrame(comments, columns=COMMENT_COLUMNS)
+
+
+def roi_window(comments: pd.DataFrame) -> tuple[float, float]:
+    """The launcher's region of interest on the trace clock (its first begin mark to its
+    last end mark); the whole trace where a mark is missing."""
+    text = comments["text"]
+    begin = comments[text.str.startswith("schedlab-roi-begin")]["ts"]
+    end = comments[text.str.startswith("schedlab-roi-end")]["ts"]
+    return (begin.min() if len(begin) else -math.inf, end.max() if len(end) else math.inf)
 
 
 def children(calls: pd.DataFrame, row: int) -> pd.DataFrame:

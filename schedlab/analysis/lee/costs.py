@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from schedlab.analysis.figures import condition_stats
-from schedlab.analysis.function_graph import inside
+from schedlab.analysis.function_graph import inside, roi_window
 from schedlab.machine import load_machine, parse_size
 
 
@@ -132,7 +132,8 @@ def micro_schedule_parts(calls: pd.DataFrame, comments: pd.DataFrame) -> pd.Data
     - ``protect_us`` / ``protect_calls``: ``change_protection`` over the runs of pages of
       the regions closed and opened;
     - ``flush_us`` / ``flush_calls``: the TLB flushes after them (``flush_tlb_mm_range``),
-      of which ``ipi_us``: shooting down other CPUs' entries (IPIs sent and waited for);
+      of which ``ipi_us``: ``on_each_cpu_cond_mask``, the flush run on each CPU using the
+      address space (this one, and by IPI, waited for, any other not in lazy TLB mode);
     - ``regions_us``: the rest of ``sched_region_fault``: region scheduling's own work
       (its lock, the page index walked for runs of pages, the VMA lookups, the CPU pick);
     - ``remote_flushes``: ``flush_tlb_func`` calls on other CPUs during the fault.
@@ -142,10 +143,7 @@ def micro_schedule_parts(calls: pd.DataFrame, comments: pd.DataFrame) -> pd.Data
     the vCPUs' clocks may differ by up to a tick, so only the parts made on one CPU are."""
     cols = ["start", "cpu", "exit_cpu", "pid", "fault_us", *MICRO_SCHEDULE_PARTS,
             "protect_calls", "flush_calls", "remote_flushes"]
-    begin = comments[comments["text"].str.startswith("schedlab-roi-begin")]["ts"]
-    end = comments[comments["text"].str.startswith("schedlab-roi-end")]["ts"]
-    lo = begin.min() if len(begin) else -math.inf
-    hi = end.max() if len(end) else math.inf
+    lo, hi = roi_window(comments)
     out = []
     for row, fault in calls[calls["function"] == "sched_region_fault"].iterrows():
         if not lo <= fault["start"] <= hi:
@@ -198,10 +196,7 @@ def numa_balancing_costs(calls: pd.DataFrame, comments: pd.DataFrame) -> dict:
       program touched again;
     - ``migrations``, ``migrate_us``: ``migrate_task_to`` calls (NUMA balancing moving a
       task to its preferred node) and their mean duration (NaN: none)."""
-    begin = comments[comments["text"].str.startswith("schedlab-roi-begin")]["ts"]
-    end = comments[comments["text"].str.startswith("schedlab-roi-end")]["ts"]
-    lo = begin.min() if len(begin) else -math.inf
-    hi = end.max() if len(end) else math.inf
+    lo, hi = roi_window(comments)
     roi = calls[calls["start"].between(lo, hi)]
     scans = roi[roi["function"] == "task_numa_work"]
     prot = roi[(roi["function"] == "change_prot_numa") & roi["parent"].isin(scans.index)]
