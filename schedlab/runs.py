@@ -36,6 +36,10 @@ from schedlab.store import hash_file, hash_json, publish_dir
 SCHED_CLASSES = ("other", "batch", "idle", "fifo", "rr")
 # kernel-patches/0010: the guest reports context switches to gem5 (an m5 op, #UD elsewhere).
 M5_SWITCH_SYSCTL = "kernel.sched_m5_switch"
+# Region scheduling's rate rule (kernel-patches 0031) prices a move's gain in last-level
+# misses; a miss costs the modelled machine's local memory latency, not the kernel's default.
+REGION_RATE_SYSCTL = "kernel.sched_region_rate"
+REGION_MISS_SYSCTL = "kernel.sched_region_miss_ns"
 Progress = Callable[[str], None]
 
 
@@ -366,6 +370,9 @@ def prepare(request: RunRequest, progress: Progress = print, build: bool = True)
     elif sysctl_wanted.get(M5_SWITCH_SYSCTL, "0") != "0":
         raise UserError(f"{M5_SWITCH_SYSCTL} is set by --attribute-tasks (gem5 only); on any "
                         f"other machine the guest kernel would execute an undefined instruction")
+    if sysctl_wanted.get(REGION_RATE_SYSCTL, "0") != "0":
+        sysctl_wanted.setdefault(REGION_MISS_SYSCTL,
+                                 str(round(machine.memory.local.ns(machine.clock_hz))))
     _check_timeslice(sysctl_wanted, machine)
     sysctl = tuple(sorted(sysctl_wanted.items()))
     sampling = check_sampling(request, machine)

@@ -83,3 +83,18 @@ def test_the_icount_guest_clock_is_qemu_s_and_part_of_the_run_s_identity():
         spec(guest_clock="icount", backend="gem5")
     with pytest.raises(UserError, match="^the guest clock must be 'host' or 'icount', not 'x'$"):
         spec(guest_clock="x")
+
+
+def test_the_rate_rule_prices_a_miss_at_the_machine_s_memory_latency():
+    # configs/machines.toml: the X5365's local memory latency is 100 ns, the X5660's 65 ns.
+    def sysctl(machine, policy, **kw):
+        return dict(prepare(RunRequest(machine=machine, jobs=JOBS, policy=policy, **kw),
+                            progress=lambda s: None, build=False).spec["sysctl"])
+    assert sysctl("clovertown-x5365", "region-unify")["kernel.sched_region_miss_ns"] == "100"
+    assert sysctl("westmere-x5660", "region-balance")["kernel.sched_region_miss_ns"] == "65"
+    # Left alone where the rule is off, and where the run sets it.
+    assert "kernel.sched_region_miss_ns" not in sysctl("westmere-x5660", "vanilla")
+    assert "kernel.sched_region_miss_ns" not in sysctl(
+        "westmere-x5660", "region-balance", sysctl=(("kernel.sched_region_rate", "0"),))
+    assert sysctl("westmere-x5660", "region-balance", sysctl=(
+        ("kernel.sched_region_miss_ns", "80"),))["kernel.sched_region_miss_ns"] == "80"

@@ -20,7 +20,8 @@ loaded host. The tests that need memlat's two arrays as two regions therefore bo
 once, when the first boot merged them (``MERGED``): the merge is the heuristic's, not a
 fault of the mechanism under test, and two in a row would be.
 Regioning phases last 300 ms every second; teardown is off except in its own test, and so
-is the revert rule. Each boot takes 15 to 60 s on a loaded 2-core host.
+are the revert rule and the rate rule (kernel-patches 0031). Each boot takes 15 to 60 s on
+a loaded 2-core host.
 """
 
 from __future__ import annotations
@@ -84,13 +85,15 @@ int main(int argc, char **argv)
 INIT = INIT_PREAMBLE + r"""for a in $(cat /proc/cmdline); do
     case $a in
     schedtest=*) TEST=${a#schedtest=};; policy=*) POLICY=${a#policy=};; dumptrace) DUMPTRACE=1;;
+    share=*) SHARE_ARG=${a#share=};;
     esac
 done
 echo "SCHEDTEST-BEGIN $TEST"
 dump() { echo "=== file $1"; cat "$2"; echo "=== end"; }
 knobs() {
     for k in regions region_policy region_merge_us region_period_ms region_phase_ms \
-             region_scan_ms region_teardown_ms region_revert_rate region_favour; do
+             region_scan_ms region_teardown_ms region_revert_rate region_favour \
+             region_rate region_move_share region_miss_ns; do
         echo "$1$k=$(cat /proc/sys/kernel/sched_$k)"
     done
 }
@@ -103,9 +106,13 @@ setup() {
     echo ${SCAN:-100} > /proc/sys/kernel/sched_region_scan_ms
     echo ${TEARDOWN:-0} > /proc/sys/kernel/sched_region_teardown_ms
     echo ${REVERT:-0} > /proc/sys/kernel/sched_region_revert_rate
+    echo ${RATE:-0} > /proc/sys/kernel/sched_region_rate
+    echo ${SHARE:-10} > /proc/sys/kernel/sched_region_move_share
+    echo ${MISS:-100} > /proc/sys/kernel/sched_region_miss_ns
     echo > $T/trace
     echo 1 > $T/events/sched/sched_region_micro_schedule/enable
     echo 1 > $T/events/sched/sched_region_change/enable
+    echo 1 > $T/events/sched/sched_region_move_cost/enable
 }
 MEMLAT="/memlat --access-time 4194304 --accesses 0"
 # Start memlats (sizes given), let them run $1 seconds, dump their state, stop them.
@@ -127,6 +134,7 @@ run() {
     fi
     echo 0 > $T/events/sched/sched_region_micro_schedule/enable
     echo 0 > $T/events/sched/sched_region_change/enable
+    echo 0 > $T/events/sched/sched_region_move_cost/enable
     n=0
     for pid in $pids; do
         dump ${TAG}p$n/sched_regions /proc/$pid/sched_regions
@@ -169,6 +177,14 @@ revert)
     REVERT=1 setup 1
     run 8 1MiB
     ;;
+hold)
+    RATE=1 SHARE=${SHARE_ARG:-10} MISS=1000000 setup 1
+    run 12 1MiB
+    ;;
+cold)
+    RATE=1 MISS=0 setup 1
+    run 8 1MiB
+    ;;
 open)
     setup 1
     MIDWAY='taskset -p 0x3 $first; echo "pinned_at=$(cat /proc/uptime)"' run 8 1MiB
@@ -192,6 +208,11 @@ knobs)
     echo "unparsed=$(dmesg | grep -c 'Unable to parse sched_region')"
     echo 4 > /proc/sys/kernel/sched_region_policy 2>/dev/null; echo "policy_write4_rc=$?"
     echo 2 > /proc/sys/kernel/sched_regions 2>/dev/null; echo "regions_write2_rc=$?"
+    echo 2 > /proc/sys/kernel/sched_region_rate 2>/dev/null; echo "rate_write2_rc=$?"
+    echo 0 > /proc/sys/kernel/sched_region_move_share 2>/dev/null; echo "share_write0_rc=$?"
+    echo 1001 > /proc/sys/kernel/sched_region_move_share 2>/dev/null
+    echo "share_write1001_rc=$?"
+    echo 1000 > /proc/sys/kernel/sched_region_move_share; echo "share_write1000_rc=$?"
     /regjoin --probe
     dump global /proc/sched_regions
     ;;
@@ -255,11 +276,11 @@ def once_more_if_merged(run, merged):
     return run() if merged(result) else result
 
 
-def one_memlat(kernel, initramfs, test: str, policy: int):
+def one_memlat(kernel, initramfs, test: str, policy: int, extra: tuple[str, ...] = ()):
     """Boot scenario ``test`` (one memlat) under region policy ``policy``: the key=value
     lines, the dumped files, the console, and the memlat's counters and regions."""
     def run():
-        v, files, console = boot(kernel, initramfs, test, [f"policy={policy}"])
+        v, files, console = boot(kernel, initramfs, test, [f"policy={policy}", *extra])
         counters, table = regions(files["p0/sched_regions"])
         return v, files, console, counters, table
     return once_more_if_merged(run, lambda r: any(x["pages"] > MERGED for x in r[4]))
@@ -365,6 +386,63 @@ def test_revert_rule_unmaps_the_regions_of_a_process_micro_scheduled_too_often(
     assert int(v["trace_local"]) >= 1, v
 
 
+_EVENT = re.compile(r"\s(\d+\.\d+): (sched_region_\w+): (.*)$")
+
+
+def region_events(trace: str, pid: int, name: str) -> list[tuple[float, dict]]:
+    """The ``name`` events of process ``pid`` in a dumped trace: (time in s, fields)."""
+    out = []
+    for line in trace.splitlines():
+        m = _EVENT.search(line)
+        if m and m[2] == name:
+            fields = dict(f.split("=", 1) for f in m[3].split())
+            if int(fields.get("tgid", -1)) == pid:
+                out.append((float(m[1]), fields))
+    return out
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_the_rate_rule_holds_a_moved_thread_for_the_time_its_moves_cost(kernel, initramfs):
+    # Unification with the rate rule at a share of 1 per mille: after each move memlat's
+    # thread stays in its cache for H = 999 t, t its moves' average cost, while it goes on
+    # switching between its two regions (every 0.1 to 1 s under TCG). A miss is priced at
+    # 1 ms, so that every move pays: under TCG a move can cost more than a 1 MiB region's
+    # misses at 100 ns (1.6 ms), and the gain test would decline some as well.
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "hold", 2,
+                                                    ("dumptrace", "share=1"))
+    big = big_regions(table, REGION_PAGES)
+    assert len(big) == 2 and {r["llc"] for r in big} == set(LLCS), (table, console[-3000:])
+    pid = int(v["p0_pid"])
+    costs = region_events(files["trace"], pid, "sched_region_move_cost")
+    moves = region_events(files["trace"], pid, "sched_region_micro_schedule")
+    # Every move is timed and held for 999 times the average cost, as derived.
+    assert moves and len(costs) == len(moves), (costs, moves)
+    for _, f in costs:
+        cost, avg, hold = int(f["cost_ns"]), int(f["avg_ns"]), int(f["hold_ns"])
+        assert cost > 0 and avg > 0 and abs(hold - 999 * avg) < 999, f
+    # No move before the hold of the one before it ended (the trace's clock is the kernel's
+    # within a few microseconds: a 1 % margin).
+    for (t_end, f), (t_next, _) in zip(costs, moves[1:]):
+        assert t_next - t_end >= 0.99 * int(f["hold_ns"]) * 1e-9, (t_end, f, t_next)
+    # Touches of the other region during the holds were declined, none for want of gain
+    # (1 MiB regions), and /proc shows the average.
+    assert counters["held"] >= 1 and counters["cold"] == 0, counters
+    assert counters["move_ns"] > 0 and counters["micro_schedules"] >= len(moves) - 1, counters
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_the_rate_rule_moves_no_thread_for_a_region_worth_less_than_a_move(kernel, initramfs):
+    # kernel.sched_region_miss_ns = 0 prices every region's working set at nothing: no move
+    # pays, whatever the region, so memlat's thread stays where it is (the same scenario with
+    # the rule off moves it at every switch: the first test).
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "cold", 2)
+    big = big_regions(table, REGION_PAGES)
+    assert len(big) == 2 and {r["llc"] for r in big} == set(LLCS), (table, console[-3000:])
+    assert counters["micro_schedules"] == 0 and v["trace_micro"] == "0", (counters, v)
+    assert counters["cold"] >= 1 and counters["held"] == 0, counters
+    assert counters["move_ns"] == 0 and counters["opens"] == 0, counters
+
+
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_a_region_is_opened_in_the_cache_of_a_thread_that_may_not_run_in_its_own(
         kernel, initramfs):
@@ -403,10 +481,18 @@ def test_partitioning_favours_one_process_with_a_cache_of_its_own(kernel, initra
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     v, files, console = boot(kernel, initramfs, "knobs",
-                             ["sched_regions=enable", "sched_region_policy=partition"])
+                             ["sched_regions=enable", "sched_region_policy=partition",
+                              "sched_region_rate=enable", "sched_region_move_share=5",
+                              "sched_region_miss_ns=70"])
     assert (v["boot_regions"], v["boot_region_policy"]) == ("1", "3"), console[-3000:]
+    assert (v["boot_region_rate"], v["boot_region_move_share"],
+            v["boot_region_miss_ns"]) == ("1", "5", "70"), v
     assert v["unparsed"] == "0"
     assert v["policy_write4_rc"] != "0" and v["regions_write2_rc"] != "0"
+    # The rate rule's switch is 0 or 1; its share of a thread's time 1 to 1000 per mille.
+    assert v["rate_write2_rc"] != "0", v
+    assert v["share_write0_rc"] != "0" and v["share_write1001_rc"] != "0", v
+    assert v["share_write1000_rc"] == "0", v
     # The scan interval and the period go down to 10 ms, the scan no further nor above 1 s.
     assert v["scan_write9_rc"] != "0" and v["scan_write1001_rc"] != "0", v
     assert v["period_write10_rc"] == "0" and v["scan_write10_rc"] == "0", v
@@ -416,9 +502,13 @@ def test_boot_parameters_sysctls_and_prctl(kernel, initramfs):
     assert "policy: partition" in files["global"], files["global"]
 
     v, _, console = boot(kernel, initramfs, "knobs",
-                         ["sched_regions=on", "sched_region_policy=spread"])
+                         ["sched_regions=on", "sched_region_policy=spread",
+                          "sched_region_rate=on", "sched_region_move_share=0",
+                          "sched_region_miss_ns=fast"])
     assert (v["boot_regions"], v["boot_region_policy"]) == ("0", "1"), console[-3000:]
-    assert v["unparsed"] == "2"
+    assert v["unparsed"] == "5"
+    assert (v["boot_region_rate"], v["boot_region_move_share"],
+            v["boot_region_miss_ns"]) == ("0", "10", "100"), v
     assert (v["boot_region_merge_us"], v["boot_region_period_ms"], v["boot_region_phase_ms"],
             v["boot_region_scan_ms"], v["boot_region_teardown_ms"], v["boot_region_revert_rate"],
             v["boot_region_favour"]) == ("100", "1000", "10", "100", "10000", "0", "0"), v
@@ -456,7 +546,13 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
     from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
     # The QEMU timings of the tests above (q = 1 ms, 300 ms phases, 2^22 accesses per visit).
-    sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"))
+    # Under TCG a move costs milliseconds (5.5 ms measured), more than a 1 MiB region's misses
+    # are worth at the X5365's 100 ns, so the policy's rate rule declines every move after
+    # the first ("cold"): unification's moves are followed here with the rule off (as
+    # lee-overheads runs it), the rule in its own tests above.
+    from schedlab.campaigns.lee import RATE_RULE_OFF
+    sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"),
+              *(RATE_RULE_OFF if policy == "region-unify" else ()))
     memlat = WorkloadRequest("memlat", size="paper", duration=8.0,
                              args=("--region-size", "1MiB", "--access-time", str(2**22)))
     prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu", policy=policy,
@@ -497,9 +593,13 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
     assert -1 <= len(micro) - micro_copied <= max(2, len(micro) // 10), (micro_copied,
                                                                          len(micro))
     if policy == "region-unify":
-        # memlat's two 1 MiB regions, one per cache, and the thread following them.
+        # memlat's two 1 MiB regions, one per cache, and the thread following them, each
+        # move timed by the kernel and, the rule off, not held.
         assert len(local) >= 2 and set(local.values()) == set(LLCS), (local, trace[-3000:])
         assert len(micro) >= 4, trace[-3000:]
+        costs = region_events(trace, pid, "sched_region_move_cost")
+        assert len(costs) == len(micro) and all(
+            int(f["cost_ns"]) > 0 and f["hold_ns"] == "0" for _, f in costs), costs
     else:
         # Favoured and alone: both regions in one cache, hardly any move.
         assert len(local) >= 2 and len(set(local.values())) == 1, (local, trace[-3000:])
@@ -515,7 +615,10 @@ def test_a_micro_schedule_is_timed_by_its_parts(tmp_path, monkeypatch):
     from schedlab.analysis import function_graph, lee
     from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
-    sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"))
+    # Every switch a move, as in bench_regions.py's runs (lee-overheads'): the rate rule off.
+    from schedlab.campaigns.lee import RATE_RULE_OFF
+    sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"),
+              *RATE_RULE_OFF)
     memlat = WorkloadRequest("memlat", size="paper", duration=8.0,
                              args=("--region-size", "1MiB", "--access-time", str(2**22)))
     prepared = prepare(RunRequest(machine="clovertown-x5365", backend="qemu",

@@ -95,6 +95,10 @@ def test_policies_file_is_valid_and_covers_the_studies():
                        ("region-partition", 3)):
         assert p[name]["sysctl"]["kernel.sched_regions"] == 1, name
         assert p[name]["sysctl"]["kernel.sched_region_policy"] == mode, name
+        # The rate rule (kernel-patches 0031) is part of every region policy, and its moves'
+        # costs are traced.
+        assert p[name]["sysctl"]["kernel.sched_region_rate"] == 1, name
+        assert "sched:sched_region_move_cost" in p[name]["trace_events"], name
         assert p[name]["regions"]["background"] == "join", name
     assert p["region-partition"]["regions"]["jobs"] == "favour"
     assert p["region-confine"]["regions"]["jobs"] == "join"
