@@ -1,17 +1,18 @@
 """Benchmark what one micro-schedule of region scheduling costs on gem5 (study 3).
 
 Lee and Schwan report the cost of one micro-schedule in cycles and the total overhead at
-about 700 micro-schedules per second. Ours is measured with lee-fig9's own runs at the
+about 700 micro-schedules per second. Ours is measured with lee-overheads' own runs at the
 point where micro-scheduling is all that differs: memlat, two regions of 1 MiB that switch
 every 2^16 accesses (one visit every few hundred microseconds), on a machine whose
 last-level caches each hold both regions (Clovertown X5365: two 4 MiB L2s; Westmere X5660:
 two 12 MiB L3s), so spreading them over two caches gains no capacity:
 
-- ``region-unify``: one region per cache; the thread is micro-scheduled at each switch;
+- ``region-unify``: one region per cache; the thread is micro-scheduled at each switch (the
+  rate rule of kernel-patches 0031 off, as lee-overheads runs it);
 - ``region-confine``: both regions in one cache: the same regioning phases and scans, no
   micro-schedule in the ROI.
 
-The runs are the requests of ``run.py reproduce lee-fig9`` at smoke scale on gem5 (same
+The runs are the requests of ``run.py reproduce lee-overheads`` at smoke scale on gem5 (same
 run ids: with ``SCHEDLAB_RESULTS`` at a store where that campaign ran, they are reused,
 not run again): O3 cores in a 20 ms ROI after an Atomic warm-up, the regions mapped before
 it, both repetitions (memlat's seeds). From each, through ``schedlab.analysis.lee``:
@@ -45,10 +46,18 @@ single-threaded one only those off its node) without region scheduling under the
 (``handle_mm_fault`` calls with ``task_numa_fault`` inside) and any ``migrate_task_to``
 timed the same way.
 
+With the rate rule (``--rate-rule``): the same point's unify runs as lee-fig9 makes them,
+the rate rule of kernel-patches 0031 on, beside the runs above. Per run: memlat's
+accesses/s and its micro-schedules in the ROI, and what the kernel itself measured of its
+moves (``sched_region_move_cost``: each move's cost t from the hinting fault to the
+thread's return on the new CPU, the hold it got) and declined (``held``, ``cold`` in the
+launcher's copy of ``/proc/<pid>/sched_regions`` at the ROI's end).
+
 Usage (one machine per file; ``nice`` it on a shared host):
 
     GEM5=/path/to/gem5.fast python3 bench/bench_regions.py --machine clovertown-x5365 \\
-        [--breakdown] [--yardstick] --json bench/results/regions-<host>-<date>-x5365.json
+        [--breakdown] [--yardstick] [--rate-rule] \\
+        --json bench/results/regions-<host>-<date>-x5365.json
     python3 bench/bench_regions.py --report bench/results/regions-*.json
 
 bench/gem5.md ("Region scheduling: the cost of a micro-schedule") records the runs made;
@@ -61,6 +70,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -85,14 +95,15 @@ COST_FIELDS = ("machine", "region_size", "access_time", "policy", "rep", "micro_
 
 
 def requests(machine: str, reps: int | None = None) -> list[RunRequest]:
-    """lee-fig9's smoke gem5 runs of the point on ``machine``, both policies, its
-    repetitions (the first ``reps`` of them)."""
-    out = [r for r in get("lee-fig9").requests("smoke", "gem5")
+    """lee-overheads' smoke gem5 runs of the point on ``machine`` (unification with the
+    rate rule off, so that every switch is a move), both policies, its repetitions (the
+    first ``reps`` of them)."""
+    out = [r for r in get("lee-overheads").requests("smoke", "gem5")
            if r.label["machine"] == machine
            and all(r.label[k] == v for k, v in POINT.items())
            and (reps is None or r.label["rep"] < reps)]
     if not out:
-        raise SystemExit(f"bench_regions: lee-fig9 has no runs on {machine}; use one of "
+        raise SystemExit(f"bench_regions: lee-overheads has no runs on {machine}; use one of "
                          f"{', '.join(MACHINES)}")
     return out
 
@@ -141,6 +152,53 @@ def yardstick_record(request: RunRequest) -> dict:
     return {"run": run_dir.name, "kind": "yardstick", **measure(info),
             "machine": request.label["machine"], "policy": "numa-balancing",
             "rep": request.label["rep"], **lee.numa_balancing_costs(calls, comments)}
+
+
+_MOVE_COST = re.compile(r"\s(\d+\.\d+): sched_region_move_cost: pid=\d+ tgid=(\d+) "
+                        r"cost_ns=(\d+) avg_ns=(\d+) hold_ns=(\d+)")
+
+
+def rate_rule_record(request: RunRequest) -> dict:
+    """lee-fig9's unify run of the same point (the rate rule on): the plain record, the
+    kernel's timings of its moves in the ROI and the touches it declined."""
+    (ours,) = [r for r in get("lee-fig9").requests("smoke", "gem5")
+               if r.label == request.label]
+    run_dir = execute(prepare(ours, progress=print), progress=print)
+    (row,) = lee.collect([run_dir])[""].to_dict("records")
+    info = json.loads((run_dir / "gem5.json").read_text())
+    (job,) = json.loads((run_dir / "results.json").read_text())["jobs"]
+    start, end = (row["roi_start_s"], row["roi_end_s"])
+    trace = (run_dir / "artifacts" / "trace.txt").read_text()
+    execs = lee.parse_region_trace(trace)
+    t0 = float(execs[(execs["event"] == "exec") & (execs["tgid"] == job["pid"])]["ts"].min())
+    moves = pd.DataFrame([(float(m[1]) - t0, int(m[3]), int(m[4]), int(m[5]))
+                          for m in _MOVE_COST.finditer(trace) if int(m[2]) == job["pid"]],
+                         columns=["t_s", "cost_ns", "avg_ns", "hold_ns"])
+    moves = moves[(moves["t_s"] >= start) & (moves["t_s"] <= end)]
+    copy = run_dir / "artifacts" / job["job"] / str(job["rep"]) / "sched_regions.end"
+    counters = dict(re.findall(r"^(move_ns|held|cold): (\d+)$", copy.read_text(), re.M))
+    return {"run": run_dir.name, "ok": bool(row["ok"]), "kind": "rate-rule", **measure(info),
+            **{k: row[k] for k in COST_FIELDS},
+            "moves_timed_in_roi": len(moves),
+            "move_cost_median_us": moves["cost_ns"].median() / 1e3,
+            "hold_median_ms": moves["hold_ns"].median() / 1e6,
+            **{k: int(v) for k, v in counters.items()}}
+
+
+def rate_rule_table(records: list[dict]) -> str:
+    rows = [r for r in records if r.get("kind") == "rate-rule"]
+    if not rows:
+        return ""
+    lines = ["With the rate rule (lee-fig9's unify runs):", "",
+             "| machine | rep | memlat ROI accesses/s | micro-schedules in the ROI | per s "
+             "| kernel's move cost, median us | hold, median ms | held | cold |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['machine']} | {r['rep']} | {r['roi_accesses_per_sec']:.4e} "
+                     f"| {r['micro_in_roi']} | {r['micro_per_s']:.0f} "
+                     f"| {r['move_cost_median_us']:.1f} | {r['hold_median_ms']:.2f} "
+                     f"| {r.get('held', '-')} | {r.get('cold', '-')} |")
+    return "\n".join(lines)
 
 
 def derive(records: list[dict]) -> dict | None:
@@ -260,19 +318,23 @@ def report(records: list[dict], derived: dict | None) -> str:
         out += ["", parts_table(p, derived)]
     if y := yardstick_table(records):
         out += ["", y]
+    if r := rate_rule_table(records):
+        out += ["", r]
     return "\n".join(out)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--machine", default="clovertown-x5365", choices=MACHINES,
-                   help="one of lee-fig9's machines (default: %(default)s)")
+                   help="one of lee-overheads' machines (default: %(default)s)")
     p.add_argument("--breakdown", action="store_true",
                    help="also run the unify runs with the micro-schedule's functions timed")
     p.add_argument("--yardstick", action="store_true",
                    help="also run memlat under Linux's NUMA balancing, its costs timed")
+    p.add_argument("--rate-rule", action="store_true",
+                   help="also run lee-fig9's unify runs of the point (the rate rule on)")
     p.add_argument("--reps", type=int, default=None, metavar="N",
-                   help="only the first N repetitions (default: all of lee-fig9's)")
+                   help="only the first N repetitions (default: all of lee-overheads')")
     record_options(p)
     args = p.parse_args()
     if args.report:
@@ -289,6 +351,8 @@ def main() -> int:
         records += [breakdown_record(r) for r in unify]
     if args.yardstick:
         records += [yardstick_record(r) for r in plain if r.policy == "region-confine"]
+    if args.rate_rule:
+        records += [rate_rule_record(r) for r in unify]
     save_records(args.json, binary, records, derived=derived,
                  parts=parts(records, derived))
     print(report(records, derived))

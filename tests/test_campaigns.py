@@ -139,15 +139,22 @@ def test_unimplemented_experiments_say_why_and_refuse_to_run(monkeypatch):
 def test_several_figures_run_as_one_campaign_with_shared_runs_once(monkeypatch):
     from schedlab.campaigns import reproduce as R
     fig9 = get("lee-fig9").requests("smoke", "gem5")
+    overheads = get("lee-overheads").requests("smoke", "gem5")
+    # lee-overheads shares lee-fig9's confinement runs; its unification runs are its own
+    # (the rate rule off).
+    own = [r for r in overheads if r not in fig9]
+    assert len(own) == len(overheads) // 2 and all(
+        r.policy == "region-unify" and ("kernel.sched_region_rate", "0") in r.sysctl
+        for r in own)
     shared = R.shared_requests(["lee-fig9", "lee-overheads", "lee-fig24"], "smoke", "gem5")
-    assert len(shared) == len(fig9) + len(get("lee-fig24").requests("smoke", "gem5"))
-    assert shared[:len(fig9)] == fig9
+    assert len(shared) == len(fig9) + len(own) + len(get("lee-fig24").requests("smoke", "gem5"))
+    assert shared[:len(fig9) + len(own)] == fig9 + own
     calls = []
     monkeypatch.setenv("GEM5", "/nonexistent/gem5.fast")      # can_run: nothing runs here
     monkeypatch.setattr(R, "run_requests", lambda reqs, name, *a: calls.append(("run", reqs)))
     monkeypatch.setattr(R, "reproduce", lambda name, *a: calls.append(("draw", name)))
     R.reproduce_many(["lee-fig9", "lee-overheads"], "smoke", "gem5", say=lambda s: None)
-    assert calls == [("run", fig9), ("draw", "lee-fig9"), ("draw", "lee-overheads")]
+    assert calls == [("run", fig9 + own), ("draw", "lee-fig9"), ("draw", "lee-overheads")]
     calls.clear()      # one figure, or drawing from data/: no campaign of its own
     R.reproduce_many(["lee-fig9"], "smoke", "gem5", say=lambda s: None)
     R.reproduce_many(["lee-fig9", "lee-overheads"], source="committed", say=lambda s: None)
