@@ -234,7 +234,8 @@ COMMITTED = {
 
 
 # Claims whose mechanism is measured: where the runs and the reading are.
-MEASURED = {"L2": ("bench/gem5.md", "A micro-schedule by its parts")}
+MEASURED = {"L2": ("bench/gem5.md", "A micro-schedule by its parts"),
+            "L4": ("data/lee/reading.md", "lee-fig18-23")}
 ROOT = Path(__file__).resolve().parent.parent
 
 
