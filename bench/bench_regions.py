@@ -185,20 +185,23 @@ def rate_rule_record(request: RunRequest) -> dict:
             **{k: int(v) for k, v in counters.items()}}
 
 
+def markdown(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table of already formatted cells."""
+    return "\n".join(["| " + " | ".join(header) + " |", "|---" * len(header) + "|",
+                      *("| " + " | ".join(r) + " |" for r in rows)])
+
+
 def rate_rule_table(records: list[dict]) -> str:
     rows = [r for r in records if r.get("kind") == "rate-rule"]
     if not rows:
         return ""
-    lines = ["With the rate rule (lee-fig9's unify runs):", "",
-             "| machine | rep | memlat ROI accesses/s | micro-schedules in the ROI | per s "
-             "| kernel's move cost, median us | hold, median ms | held | cold |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['machine']} | {r['rep']} | {r['roi_accesses_per_sec']:.4e} "
-                     f"| {r['micro_in_roi']} | {r['micro_per_s']:.0f} "
-                     f"| {r['move_cost_median_us']:.1f} | {r['hold_median_ms']:.2f} "
-                     f"| {r.get('held', '-')} | {r.get('cold', '-')} |")
-    return "\n".join(lines)
+    return "With the rate rule (lee-fig9's unify runs):\n\n" + markdown(
+        ["machine", "rep", "memlat ROI accesses/s", "micro-schedules in the ROI", "per s",
+         "kernel's move cost, median us", "hold, median ms", "held", "cold"],
+        [[r["machine"], str(r["rep"]), f"{r['roi_accesses_per_sec']:.4e}",
+          str(r["micro_in_roi"]), f"{r['micro_per_s']:.0f}", f"{r['move_cost_median_us']:.1f}",
+          f"{r['hold_median_ms']:.2f}", str(r.get("held", "-")), str(r.get("cold", "-"))]
+         for r in rows])
 
 
 def derive(records: list[dict]) -> dict | None:
@@ -300,15 +303,13 @@ def yardstick_table(records: list[dict]) -> str:
     rows = [r for r in records if r.get("kind") == "yardstick"]
     if not rows:
         return ""
-    lines = ["| machine | rep | scans | scan us | change_prot_numa us | hinting faults "
-             "| fault us | faults per scan | migrations | migrate us |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['machine']} | {r['rep']} | {r['scans']} | {r['scan_us']:.1f} "
-                     f"| {r['change_prot_numa_us']:.1f} | {r['hinting_faults']} "
-                     f"| {r['hinting_fault_us']:.2f} | {r['faults_per_scan']:.0f} "
-                     f"| {r['migrations']} | {r['migrate_us']:.1f} |")
-    return "\n".join(lines)
+    return markdown(
+        ["machine", "rep", "scans", "scan us", "change_prot_numa us", "hinting faults",
+         "fault us", "faults per scan", "migrations", "migrate us"],
+        [[r["machine"], str(r["rep"]), str(r["scans"]), f"{r['scan_us']:.1f}",
+          f"{r['change_prot_numa_us']:.1f}", str(r["hinting_faults"]),
+          f"{r['hinting_fault_us']:.2f}", f"{r['faults_per_scan']:.0f}", str(r["migrations"]),
+          f"{r['migrate_us']:.1f}"] for r in rows])
 
 
 def report(records: list[dict], derived: dict | None) -> str:
