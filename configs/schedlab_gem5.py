@@ -192,7 +192,7 @@ class RunEvents:
                  fast_forward: bool, outdir: Path):
         self.args, self.plan, self.board = args, plan, board
         self.cpu, self.fast_forward, self.outdir = cpu, fast_forward, outdir
-        self.attribution = TaskAttribution() if args.attribute_tasks else None
+        self.attribution = TaskAttribution() if args.settings.attribute_tasks else None
         self.counters = CoreCounters(board, plan)
         self.cpus = list(range(plan.num_cores))
         self.regions = []  # per-task totals of each region of interest, in order
@@ -215,11 +215,11 @@ class RunEvents:
         self.tick = self.start_tick
         # --sampling: each region's schedule, what it measured (sampling.json), and with
         # --attribute-tasks a second attribution that counts inside measured windows only.
-        self.sampling = parse_sampling(args.sampling) if args.sampling else None
+        self.sampling = parse_sampling(args.settings.sampling) if args.settings.sampling else None
         self.sampler: SamplingSchedule | None = None
         self.sampled: list[dict] = []
         self.window: dict | None = None
-        self.window_tasks = (TaskAttribution() if self.sampling and args.attribute_tasks
+        self.window_tasks = (TaskAttribution() if self.sampling and args.settings.attribute_tasks
                              else None)
 
     def handlers(self) -> dict:
@@ -288,12 +288,13 @@ class RunEvents:
         if self.limit_tick is not None and self.tick >= self.limit_tick:
             emit("event", event="limit", what="max-seconds", tick=self.tick)
             return 3
-        if (self.args.max_region_seconds and self.region_start_tick is not None
-                and self.tick - self.region_start_tick > self.args.max_region_seconds * 1e12):
+        region_limit = self.args.settings.max_region_seconds
+        if (region_limit and self.region_start_tick is not None
+                and self.tick - self.region_start_tick > region_limit * 1e12):
             lasted = (self.tick - self.region_start_tick) / 1e12
             emit("event", event="limit", what="max-region-seconds", tick=self.tick,
                  why=f"a region of interest lasted {lasted:.3f} s simulated, more than the "
-                     f"{self.args.max_region_seconds:g} s its durations allow: a workload "
+                     f"{region_limit:g} s its durations allow: a workload "
                      f"was not stopped (see the guest console)")
             return 3
         if self.args.max_host_seconds and self.now - self.start_host > self.args.max_host_seconds:
@@ -356,7 +357,7 @@ class RunEvents:
             self._restart_slice()
         # After a switch the region starts now, even if the guest reset the statistics
         # itself (on the Atomic cores) just before.
-        if switched or self.args.workitem_stats:
+        if switched or self.args.settings.workitem_stats:
             m5.stats.reset()
         if self.attribution is not None:
             # Whoever reset the statistics (we, or the guest just before), every CPU
@@ -373,7 +374,7 @@ class RunEvents:
     def on_workend(self, ev) -> int | None:
         """A region of interest ends: dump the statistics, close the region's task
         attribution, hand back to the fast-forward cores."""
-        if self.args.workitem_stats:
+        if self.args.settings.workitem_stats:
             m5.stats.dump()
         self._write_attribution(closing_region=True)
         cost = ({"switch_exits": self.switch_exits,
@@ -566,30 +567,31 @@ def main() -> int:
     for note in plan.notes:
         print(f"schedlab: note: {note}", flush=True)
 
-    fast_forward = args.mode == "run" and args.fast_forward and cpu not in ("atomic", "kvm")
-    if args.bypass_caches and not fast_forward:
+    fast_forward = (args.mode == "run" and args.settings.fast_forward
+                    and cpu not in ("atomic", "kvm"))
+    if args.settings.bypass_caches and not fast_forward:
         print("schedlab: --bypass-caches needs a run with --fast-forward into --cpu timing or "
               "o3", file=sys.stderr)
         return 2
-    if args.sampling and not fast_forward:
+    if args.settings.sampling and not fast_forward:
         print("schedlab: --sampling needs a run with --fast-forward into --cpu timing or o3",
               file=sys.stderr)
         return 2
     try:
-        args.sampling and parse_sampling(args.sampling)
+        args.settings.sampling and parse_sampling(args.settings.sampling)
     except ValueError as e:
         print(f"schedlab: {e}", file=sys.stderr)
         return 2
-    board = build_board(plan, cpu, args.hierarchy, fast_forward=fast_forward,
-                        bypass_caches=args.bypass_caches)
+    board = build_board(plan, cpu, args.settings.hierarchy, fast_forward=fast_forward,
+                        bypass_caches=args.settings.bypass_caches)
     restore = args.checkpoint_dir if args.mode == "run" else None
     if restore is not None and not (restore / "m5.cpt").is_file():
         print(f"schedlab: no checkpoint in {restore}", file=sys.stderr)
         return 2
     board.set_guest(args.kernel, args.command_line, args.readfile, restore)
 
-    if args.seed is not None:
-        seedRandom(args.seed)
+    if args.settings.seed is not None:
+        seedRandom(args.settings.seed)
     board._pre_instantiate()
     root = Root(full_system=True, board=board)
     if cpu == "kvm":
@@ -601,7 +603,7 @@ def main() -> int:
     emit("event", event="instantiated", tick=m5.curTick(), host_s=round(time.time() - t0, 3),
          mode=args.mode, cpu=cpu, restored=bool(restore))
     status = RunEvents(args, plan, board, cpu, fast_forward, outdir).simulate()
-    if status == 0 and not args.exit_stats:
+    if status == 0 and not args.settings.exit_stats:
         # m5.simulate registers a dump of every statistic for the interpreter's exit: the
         # whole run's, which no run reads (on Hector half of a 13 MB stats.txt).
         atexit.unregister(m5.stats.dump)

@@ -56,21 +56,22 @@ def test_version_check(version, x86, ok):
 
 
 def test_command_line_names_one_options_document(tmp_path):
-    from schedlab.backends.gem5.options import Gem5Options
+    from schedlab.backends.gem5.options import Gem5Options, RunSettings
     machine = load_machine("clovertown-e5320-mup").to_dict()
     options = Gem5Options(mode="run", machine=machine, kernel=Path("/k/vmlinux"),
                           command_line="console=ttyS0 pci=off", cpu="o3",
                           checkpoint_dir=Path("/c"), readfile=Path("/r.txt"),
-                          max_region_seconds=0.262)
+                          settings=RunSettings(max_region_seconds=0.262, seed=7))
     cmd = process.command(Path("/g/gem5.fast"), tmp_path, options)
     assert cmd == ["/g/gem5.fast", "--outdir", str(tmp_path), str(binary.SCRIPT),
                    "--options", str(tmp_path / process.OPTIONS)]
     # What the script reads back is what the host meant, paths included.
     assert Gem5Options.read(tmp_path / process.OPTIONS) == options
     bad = Gem5Options.from_json(options.to_json().replace('"o3"', '"minor"')
-                                .replace('"seed"', '"sede"'))
+                                .replace('"seed"', '"sede"').replace('"plan"', '"mine"'))
     assert bad.problems() == ["cpu 'minor' is not one of atomic, timing, o3, kvm",
-                              "unknown options sede"]
+                              "hierarchy 'mine' is not one of plan, stock, stock-matched",
+                              "unknown options settings.sede"]
     assert options.problems() == []
 
 

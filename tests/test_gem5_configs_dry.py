@@ -244,13 +244,14 @@ def _dry_script(src: Path, mode: str, machine: str, cpu: str, work: Path,
     (work / "cpt").mkdir(exist_ok=True)
     (work / "cpt" / "m5.cpt").write_text("")  # only its existence is checked before restore
     # The command line exactly as the host backend builds it (binary and --outdir dropped).
-    from schedlab.backends.gem5.options import Gem5Options
+    from schedlab.backends.gem5.options import Gem5Options, RunSettings
     from schedlab.backends.gem5.process import command
     cmd = command(Path("/gem5.fast"), work, Gem5Options(
         mode=mode, machine=load_machine(machine).to_dict(), kernel=Path("/vmlinux"),
         command_line="console=ttyS0 pci=off", cpu=cpu, checkpoint_dir=work / "cpt",
-        readfile=work / "spec.txt", hierarchy=hierarchy, attribute_tasks=True,
-        workitem_stats=False, fast_forward=fast_forward == "ff"))
+        readfile=work / "spec.txt", settings=RunSettings(
+            hierarchy=hierarchy, attribute_tasks=True, workitem_stats=False,
+            fast_forward=fast_forward == "ff")))
     script = Path(cmd[3])
     assert script == REPO / "configs" / "schedlab_gem5.py"
     sys.argv = cmd[3:]

@@ -103,7 +103,7 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
     import m5
     import m5.options
 
-    from schedlab.backends.gem5.options import Gem5Options
+    from schedlab.backends.gem5.options import Gem5Options, RunSettings
     from schedlab.backends.gem5.process import command
     from schedlab.machine import load_machine
 
@@ -178,8 +178,9 @@ def _drive(src: Path, mode: str, cpu: str, work: Path, scenario: list, *,
         kernel=Path("/vmlinux"), command_line="console=ttyS0", cpu=cpu,
         checkpoint_dir=work / "cpt", readfile=work / "spec.txt",
         progress_seconds=progress_seconds, max_host_seconds=max_host_seconds,
-        attribute_tasks=attribute, fast_forward=fast_forward, sampling=sampling,
-        bypass_caches=bypass_caches, exit_stats=exit_stats))
+        settings=RunSettings(attribute_tasks=attribute, fast_forward=fast_forward,
+                             sampling=sampling, bypass_caches=bypass_caches,
+                             exit_stats=exit_stats)))
     script = Path(cmd[3])
     sys.argv = cmd[3:]
     import contextlib

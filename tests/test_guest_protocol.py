@@ -70,10 +70,10 @@ def test_warm_caches_is_a_gem5_fast_forward_and_part_of_the_runs_identity():
     assert "--caches-on-us" not in plain.guest.render()
     assert "--regions join -- " in plain.guest.render()
     assert warm.run_id != plain.run_id and "caches_on_us" not in str(plain.spec)
-    assert gem5_job(warm, progress=lambda line: None).bypass_caches
-    assert not gem5_job(plain, progress=lambda line: None).bypass_caches
+    assert gem5_job(warm, progress=lambda line: None).settings.bypass_caches
+    assert not gem5_job(plain, progress=lambda line: None).settings.bypass_caches
     # The launcher dumps each region's statistics; gem5's dump of the whole run is left out.
-    assert not gem5_job(plain, progress=lambda line: None).exit_stats
+    assert not gem5_job(plain, progress=lambda line: None).settings.exit_stats
 
 
 def test_trace_buffer_is_sized_per_backend():

@@ -9,6 +9,8 @@ attribution and the sampled windows into the run's result rows.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import tempfile
 from pathlib import Path
@@ -78,9 +80,10 @@ def check_sampling(request, machine):
 
 
 def gem5_job(prepared, progress: Progress = print, **changes):
-    """The typed gem5 job of a prepared run (``changes``: Gem5Job fields, e.g. the
+    """The typed gem5 job of a prepared run (``changes``: RunSettings fields, e.g. the
     overhead benchmark's ``hierarchy``)."""
     from schedlab.backends.gem5.checkpoint import GuestKernel
+    from schedlab.backends.gem5.options import RunSettings
     from schedlab.backends.gem5.run import Gem5Job
     req = prepared.request
     # gem5's X86 loader takes no separate initrd: the kernel with the image built in (a
@@ -89,20 +92,21 @@ def gem5_job(prepared, progress: Progress = print, **changes):
                                      tick_hz=prepared.machine.tick_hz)
     with tempfile.TemporaryDirectory(prefix="schedlab-payload-") as tmp:
         payload = prepared.write_payload(Path(tmp) / "payload.cpio", progress).read_bytes()
-    fields = dict(
-        machine=prepared.machine.to_dict(), plan=prepared.plan, cpu=req.cpu,
-        kernel=GuestKernel(with_image.vmlinux, with_image.hash, prepared.image.hash),
-        kernel_args=tuple(prepared.spec["kernel_command_line"]),
-        readfile=payload, timeout=req.timeout or GEM5_BACKEND.default_timeout_s,
-        region_limit=region_limit(req),
+    settings = RunSettings(
         # The launcher brackets each job with resetstats/workbegin ... workend/dumpstats
         # itself, so gem5's script must not add a second dump per work item; nothing
         # reads the whole run's dump at exit (on Hector half of a 13 MB stats.txt).
         workitem_stats=False, exit_stats=False, attribute_tasks=req.attribute_tasks,
         fast_forward=req.fast_forward, bypass_caches=req.warm_caches is not None,
         sampling=sampling_plan(req).text() if req.sampling else None, seed=req.seed,
+        max_region_seconds=region_limit(req) or 0.0)
+    return Gem5Job(
+        machine=prepared.machine.to_dict(), plan=prepared.plan, cpu=req.cpu,
+        kernel=GuestKernel(with_image.vmlinux, with_image.hash, prepared.image.hash),
+        kernel_args=tuple(prepared.spec["kernel_command_line"]),
+        readfile=payload, timeout=req.timeout or GEM5_BACKEND.default_timeout_s,
+        settings=dataclasses.replace(settings, **changes),
         config_hash=prepared.spec["gem5_config"])
-    return Gem5Job(**{**fields, **changes})
 
 
 def sampled_rows(rows: list[dict], sampling: dict) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Callable
 from schedlab import paths
 from schedlab.backends.gem5.binary import Gem5Error, config_hash, probe
 from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
-from schedlab.backends.gem5.options import Gem5Options
+from schedlab.backends.gem5.options import Gem5Options, RunSettings
 from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan
 from schedlab.backends.gem5.process import CONSOLE, command, execute
 from schedlab.backends.gem5.stats import parse_stats_file
@@ -44,21 +44,10 @@ SAMPLING = "sampling.json"       # the sampled windows' counters (--sampling)
 
 @dataclass(frozen=True)
 class Gem5Job:
-    """One gem5 run, resolved.
-
-    ``hierarchy``: "plan" (ours), or "stock" / "stock-matched" (gem5's own hierarchy, for
-    the overhead benchmark). ``workitem_stats``: gem5 resets the statistics at ``m5
-    workbegin`` and dumps them at ``m5 workend`` (False when the guest's launcher does it).
-    ``exit_stats``: gem5 dumps the whole run's statistics when a run ends well (False when
-    only the regions' dumps are read).
-    ``fast_forward``: restore into Atomic cores and switch to ``cpu`` cores at each ``m5
-    workbegin``, back at each ``m5 workend`` (False: ``cpu`` cores throughout).
-    ``bypass_caches``: fast-forward on NonCaching cores, whose accesses bypass the caches,
-    until the guest's launcher turns the caches on (``m5 switchcpu``, before each region;
-    RunRequest.warm_caches); then Atomic cores with the caches.
-    ``sampling``: "U,W,D" (schedlab.backends.gem5.sampling): inside each region Atomic
-    cores, and ``cpu`` cores for sampled windows only (needs ``fast_forward``).
-    """
+    """One gem5 run, resolved: the machine and its board plan, the cores, the guest, and
+    how it simulates (``settings``: the part of the gem5 script's options the request
+    decides; options.RunSettings says what each means). What is left to :func:`run` is
+    where the checkpoint and the payload are."""
 
     machine: dict                   # MachineSpec.to_dict(), as gem5's script reads it
     plan: BoardPlan
@@ -66,17 +55,9 @@ class Gem5Job:
     kernel: GuestKernel
     kernel_args: tuple[str, ...]    # the whole kernel command line
     readfile: str | bytes           # served to the guest's ``m5 readfile`` (the payload)
+    settings: RunSettings = RunSettings(fast_forward=True)
     timeout: float | None = None    # host seconds
-    region_limit: float | None = None   # simulated seconds a region may last (None: no limit)
-    hierarchy: str = "plan"
-    workitem_stats: bool = True
-    exit_stats: bool = True
-    attribute_tasks: bool = False
-    fast_forward: bool = True
-    bypass_caches: bool = False
     boot_cpu: str = "atomic"
-    sampling: str | None = None
-    seed: int | None = None         # gem5's random number generator (RunRequest.seed)
     # The gem5-side code's hash as the run id has it (the spec's gem5_config), recorded in
     # gem5.json: hashing the tree again when gem5 starts, after a boot of minutes, recorded
     # an edit made meanwhile as the run's code. None: hashed now (benchmarks, tools).
@@ -85,10 +66,11 @@ class Gem5Job:
     def __post_init__(self) -> None:
         if self.cpu not in CPU_TYPES:
             raise UserError(f"unknown gem5 CPU {self.cpu!r}; choose one of {', '.join(CPU_TYPES)}")
-        if self.sampling and (not self.fast_forward or self.cpu == "atomic"):
+        if self.settings.sampling and (not self.settings.fast_forward or self.cpu == "atomic"):
             raise UserError("sampling switches Atomic cores to detailed ones: it needs "
                             "--fast-forward and --cpu timing or o3")
-        if self.bypass_caches and (not self.fast_forward or self.cpu == "atomic"):
+        if self.settings.bypass_caches and (not self.settings.fast_forward
+                                            or self.cpu == "atomic"):
             raise UserError("bypassing the caches is a way of fast-forwarding: it needs "
                             "--fast-forward and --cpu timing or o3")
 
@@ -97,11 +79,7 @@ class Gem5Job:
         return Gem5Options(
             mode="run", machine=self.machine, kernel=self.kernel.vmlinux,
             command_line=" ".join(self.kernel_args), cpu=self.cpu, checkpoint_dir=checkpoint,
-            readfile=readfile, hierarchy=self.hierarchy, workitem_stats=self.workitem_stats,
-            exit_stats=self.exit_stats, attribute_tasks=self.attribute_tasks,
-            fast_forward=self.fast_forward, bypass_caches=self.bypass_caches,
-            sampling=self.sampling, seed=self.seed,
-            max_region_seconds=self.region_limit or 0.0)
+            readfile=readfile, settings=self.settings)
 
 
 def label_roi(dumps: list[dict], events: list[dict]) -> None:
