@@ -235,7 +235,20 @@ COMMITTED = {
 
 # Claims whose mechanism is measured: where the runs and the reading are.
 MEASURED = {"L2": ("bench/gem5.md", "A micro-schedule by its parts"),
-            "L4": ("data/lee/reading.md", "lee-fig18-23")}
+            "L4": ("data/lee/reading.md", "lee-fig18-23"),
+            "K1": ("data/kazempour/reading.md", "kazempour-fig2 and kazempour-fig3"),
+            "K2": ("data/kazempour/reading.md", "kazempour-fig2 and kazempour-fig3"),
+            "K3": ("data/kazempour/reading.md", "kazempour-expA"),
+            "K4": ("data/kazempour/reading.md", "kazempour-fig4 and kazempour-fig6"),
+            "K5": ("data/kazempour/reading.md", "kazempour-fig5 and kazempour-fig7"),
+            "K6": ("data/kazempour/reading.md", "kazempour-fig4 and kazempour-fig6"),
+            "D4": ("data/demarchi/reading.md", "demarchi-fig3"),
+            "D5": ("data/demarchi/reading.md", "demarchi-fig3"),
+            "B1": ("data/brecht/reading.md", "brecht-fig1"),
+            "B2": ("data/brecht/reading.md", "brecht-fig1"),
+            "B3": ("data/brecht/reading.md", "brecht-fig2"),
+            "B4": ("data/brecht/reading.md", "brecht-fig3"),
+            "B6": ("data/brecht/reading.md", "brecht-fig2")}
 ROOT = Path(__file__).resolve().parent.parent
 
 
