@@ -235,6 +235,7 @@ COMMITTED = {
 
 # Claims whose mechanism is measured: where the runs and the reading are.
 MEASURED = {"L2": ("bench/gem5.md", "A micro-schedule by its parts"),
+            "L1": ("data/lee/reading.md", "lee-fig9"),
             "L4": ("data/lee/reading.md", "lee-fig18-23"),
             "K1": ("data/kazempour/reading.md", "kazempour-fig2 and kazempour-fig3"),
             "K2": ("data/kazempour/reading.md", "kazempour-fig2 and kazempour-fig3"),
