@@ -179,6 +179,7 @@ def rate_rule_record(request: RunRequest) -> dict:
     counters = dict(re.findall(r"^(move_ns|held|cold): (\d+)$", copy.read_text(), re.M))
     return {"run": run_dir.name, "ok": bool(row["ok"]), "kind": "rate-rule", **measure(info),
             **{k: row[k] for k in COST_FIELDS},
+            "local_at_roi": row["local_at_roi"], "largest_local_pages": row["largest_local_pages"],
             "moves_timed_in_roi": len(moves),
             "move_cost_median_us": moves["cost_ns"].median() / 1e3,
             "hold_median_ms": moves["hold_ns"].median() / 1e6,
@@ -196,9 +197,12 @@ def rate_rule_table(records: list[dict]) -> str:
     if not rows:
         return ""
     return "With the rate rule (lee-fig9's unify runs):\n\n" + markdown(
-        ["machine", "rep", "memlat ROI accesses/s", "micro-schedules in the ROI", "per s",
+        ["machine", "regions", "rep", "regions at the ROI (largest, pages)",
+         "memlat ROI accesses/s", "micro-schedules in the ROI", "per s",
          "kernel's move cost, median us", "hold, median ms", "held", "cold"],
-        [[r["machine"], str(r["rep"]), f"{r['roi_accesses_per_sec']:.4e}",
+        [[r["machine"], f"2 x {r['region_size']}", str(r["rep"]),
+          f"{r.get('local_at_roi', '-')} ({r.get('largest_local_pages', '-')})",
+          f"{r['roi_accesses_per_sec']:.4e}",
           str(r["micro_in_roi"]), f"{r['micro_per_s']:.0f}", f"{r['move_cost_median_us']:.1f}",
           f"{r['hold_median_ms']:.2f}", str(r.get("held", "-")), str(r.get("cold", "-"))]
          for r in rows])
