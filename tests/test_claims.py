@@ -236,7 +236,9 @@ COMMITTED = {
 # Claims whose mechanism is measured: where the runs and the reading are.
 MEASURED = {"L2": ("bench/gem5.md", "A micro-schedule by its parts"),
             "L1": ("data/lee/reading.md", "lee-fig9"),
+            "L3": ("data/lee/reading.md", "lee-fig17"),
             "L4": ("data/lee/reading.md", "lee-fig18-23"),
+            "L5": ("data/lee/reading.md", "lee-fig24"),
             "L6": ("bench/gem5.md",
                    "Partitioning's extra misses on the X5365 (lee-fig25, claim L6; 2026-11-29)"),
             "K1": ("data/kazempour/reading.md", "kazempour-fig2 and kazempour-fig3"),
