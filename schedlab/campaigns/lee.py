@@ -47,7 +47,7 @@ from schedlab.analysis.lee import pair_fits
 from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.campaigns.programs import program, warmup_s
 from schedlab.machine import format_size, load_machine, parse_size
-from schedlab.runs import RunRequest, WorkloadRequest
+from schedlab.runs import REGION_RATE_SYSCTL, RunRequest, WorkloadRequest
 
 MACHINES = ("clovertown-x5365", "westmere-x5660")
 # The seed does not move memlat's pages (in gem5 the same request gets the same frames), and
@@ -222,7 +222,7 @@ def region_sizes(machine: str, scale: str) -> tuple[str, ...]:
 
 
 # Region scheduling's rate rule (kernel-patches 0031) switched off, for a run.
-RATE_RULE_OFF = (("kernel.sched_region_rate", "0"),)
+RATE_RULE_OFF = ((REGION_RATE_SYSCTL, "0"),)
 
 
 def _fig9(scale, backend, every_move=False):
