@@ -354,7 +354,7 @@ def test_balancing_bin_packs_two_large_and_one_small_process(kernel, initramfs):
     loads = sorted(c["load"] for c in cache.values())
     # Greedy bin packing into the emptiest cache: the caches end within one region of each
     # other, here with two of the four large regions each.
-    assert loads[1] - loads[0] <= REGION_PAGES * 1.2 + 8, cache
+    assert loads[1] - loads[0] <= REGION_PAGES * 1.2 + 8, (cache, procs, console[-3000:])
     per_cache = {llc: sum(r["llc"] == llc for b in large for r in b) for llc in LLCS}
     assert per_cache == {0: 2, 2: 2}, (per_cache, large)
 
@@ -414,10 +414,11 @@ MOVED_BACK_WITHIN = 4.0     # seconds
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
 def test_the_rate_rule_holds_a_moved_thread_for_the_time_its_moves_cost(kernel, initramfs):
     # Unification with the rate rule at a share of 5 per mille: after each move memlat's
-    # thread stays in its cache for H = 199 t (1 to 2 s: t is 5 to 10 ms under TCG), t its
-    # moves' average cost, while it goes on switching between its two regions. A miss is priced at 1 ms, so that every move pays:
-    # under TCG a move can cost more than a 1 MiB region's misses at 100 ns (1.6 ms), and the
-    # gain test would decline some as well.
+    # thread stays in its cache for H = 199 t (0.1 to 0.2 s: t is 0.5 to 1 ms under TCG), t
+    # its moves' average cost, while it goes on switching between its two regions (every
+    # 0.1 to 1 s). A miss is priced at 1 ms, so that every move pays: under TCG a move can
+    # cost more than a 1 MiB region's misses at 100 ns (1.6 ms), and the gain test would
+    # decline some as well.
     share = 5
     v, files, console, counters, table = one_memlat(kernel, initramfs, "hold", 2,
                                                     ("dumptrace", f"share={share}"))
@@ -427,7 +428,7 @@ def test_the_rate_rule_holds_a_moved_thread_for_the_time_its_moves_cost(kernel, 
     costs = region_events(files["trace"], pid, "sched_region_move_cost")
     moves = region_events(files["trace"], pid, "sched_region_micro_schedule")
     # Every move is timed and held for (1000 - share) / share times the average cost.
-    assert moves and len(costs) == len(moves), (costs, moves)
+    assert moves and len(costs) == len(moves), (costs, moves, counters, v, console[-3000:])
     for _, f in costs:
         cost, avg, hold = int(f["cost_ns"]), int(f["avg_ns"]), int(f["hold_ns"])
         assert cost > 0 and avg > 0 and abs(hold - avg * (1000 - share) // share) <= 1, f
@@ -436,8 +437,10 @@ def test_the_rate_rule_holds_a_moved_thread_for_the_time_its_moves_cost(kernel, 
     for (t_end, f), (t_next, _) in zip(costs, moves[1:]):
         assert t_next - t_end >= 0.99 * int(f["hold_ns"]) * 1e-9, (t_end, f, t_next)
     # Touches of the other region during the holds were declined, none for want of gain
-    # (1 MiB regions), and /proc shows the average.
+    # (1 MiB regions), and /proc shows the average. A declined touch opens the region where
+    # the thread is, so a hold costs a fault or two, not one per page (256 a region).
     assert counters["held"] >= 1 and counters["cold"] == 0, counters
+    assert counters["held"] <= 4 * len(moves), (counters, len(moves))
     assert counters["move_ns"] > 0 and counters["micro_schedules"] >= len(moves) - 1, counters
     # The pages the thread opened by its declined touches are protected again after each
     # hold, so it moves back soon after the hold ends, again and again, though the one
@@ -565,10 +568,10 @@ def test_study_3s_memlat_joins_region_scheduling_through_the_runner(tmp_path, mo
     from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
     monkeypatch.setenv("SCHEDLAB_RESULTS", str(tmp_path))
     # The QEMU timings of the tests above (q = 1 ms, 300 ms phases, 2^22 accesses per visit).
-    # Under TCG a move costs milliseconds (5.5 ms measured), more than a 1 MiB region's misses
-    # are worth at the X5365's 100 ns, so the policy's rate rule declines every move after
-    # the first ("cold"): unification's moves are followed here with the rule off (as
-    # lee-overheads runs it), the rule in its own tests above.
+    # Under TCG a move costs 0.5 to 5.5 ms (measured; it depends on the host's load), around
+    # what a 1 MiB region's misses are worth at the X5365's 100 ns (1.6 ms), so the policy's
+    # rate rule declines some moves ("cold") and not others: unification's moves are followed
+    # here with the rule off (as lee-overheads runs it), the rule in its own tests above.
     from schedlab.campaigns.lee import RATE_RULE_OFF
     sysctl = (("kernel.sched_region_merge_us", "1000"), ("kernel.sched_region_phase_ms", "300"),
               *(RATE_RULE_OFF if policy == "region-unify" else ()))
