@@ -49,6 +49,21 @@ def test_a_figure_takes_its_own_record_else_its_study_s(tmp_path):
     assert V.spread_for("brecht", "brecht-fig3", "task_ipc", study_of, tmp_path) is None
 
 
+def test_a_figure_borrowing_another_metric_s_spread_takes_the_most_variable(tmp_path):
+    # lee-fig18-23 measured on task_ipc (CV 1 %) and on LLC misses (CV 20 %, the older
+    # record): a figure of the study on a third metric borrows the 20 %, not the latest.
+    (tmp_path / "variability-a.json").write_text(json.dumps([
+        record("lee-fig18-23", "task_llc_mpki", [0.2, 0.2], [1.0, 1.0], date="2026-11-28"),
+        record("lee-fig18-23", "task_ipc", [0.01, 0.01], [1.0, 1.0], date="2026-11-29"),
+    ]))
+    borrowed = V.spread_for("lee", "lee-fig18-23", "roi_p99_ms", study_of, tmp_path)
+    assert borrowed.metric == "task_llc_mpki"
+    assert borrowed.pooled_cv == pytest.approx(0.2)
+    # Its own metric's record is still taken when there is one, however small.
+    assert V.spread_for("lee", "lee-fig18-23", "task_ipc", study_of, tmp_path).metric \
+        == "task_ipc"
+
+
 def test_the_caption_says_spread_repetitions_and_resolvable_effect():
     spread = V.Spread("kazempour-fig2", "task_ipc", 5, 10, "abc1234", "2026-11-29", 0.02)
     text = V.caption_note(spread, "task_ipc", 2)

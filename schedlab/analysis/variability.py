@@ -68,7 +68,10 @@ def spreads(where: Path = RECORDS) -> list[Spread]:
 def spread_for(study: str, experiment: str, metric: str, study_of,
                where: Path = RECORDS) -> Spread | None:
     """The spread that speaks for a figure: its own experiment's on its metric, else its
-    study's on that metric, else its own or its study's on another; the latest of each.
+    study's on that metric (the latest of each), else its own or its study's on another
+    metric: then the most variable of those, so that a caption that borrows another
+    metric's spread does not claim a resolution its own metric may not have (study 2's
+    mean production time moved by 0.2 % between seeds, its rho by 13 %).
     ``study_of`` names an experiment's study (records of unknown experiments are skipped)."""
     def known_study(s: Spread) -> str | None:
         try:
@@ -77,12 +80,14 @@ def spread_for(study: str, experiment: str, metric: str, study_of,
             return None
     mine = [s for s in spreads(where) if known_study(s) == study]
     for choose in (lambda s: s.experiment == experiment and s.metric == metric,
-                   lambda s: s.metric == metric,
-                   lambda s: s.experiment == experiment,
-                   lambda s: True):
+                   lambda s: s.metric == metric):
         chosen = [s for s in mine if choose(s)]
         if chosen:
             return chosen[-1]
+    for choose in (lambda s: s.experiment == experiment, lambda s: True):
+        chosen = [s for s in mine if choose(s)]
+        if chosen:
+            return max(chosen, key=lambda s: s.pooled_cv)
     return None
 
 
