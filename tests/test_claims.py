@@ -151,6 +151,21 @@ def test_untestable_rules_and_combining_parts():
     assert C.combine([C.UNTESTABLE, C.UNTESTABLE]) == C.UNTESTABLE
 
 
+def test_a_part_the_runs_predate_or_a_selection_without_runs_is_untestable(tmp_path):
+    # The main table exists, its "programs" part not (runs made before the part was kept):
+    # the rule waits for the re-make. A part of an experiment with no table at all is an
+    # error (a misspelt name), as before.
+    data = _write(tmp_path, _runs({("art", "high"): [100, 102], ("art", "low"): [90, 92]}))
+    out = C.compute(_rule(part="programs", direction="decrease"), STUDY, data)
+    assert out.verdict == C.UNTESTABLE and "predate its 'programs' table" in out.why
+    with pytest.raises(UserError, match="no committed table"):
+        C.compute(_rule(part="programs", experiments=("nothing",), direction="decrease"),
+                  STUDY, data)
+    # A selection no run matches (an application the committed runs did not run).
+    out = C.compute(_rule(direction="decrease", select={"benchmark": "neural"}), STUDY, data)
+    assert out.verdict == C.UNTESTABLE and out.why.startswith("no runs with benchmark = ")
+
+
 def test_a_level_is_ours_within_the_factor_of_the_paper_s_number(tmp_path):
     # A quantity the paper reports (L2's kind): per member the runs' mean against the paper's
     # number for its first column. art: mean 101 against 100 (1.01x, within 2x); gcc: mean

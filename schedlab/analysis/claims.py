@@ -252,6 +252,10 @@ class Outcome:
     tables: tuple[Path, ...] = ()
 
 
+class PartNotMade(UserError):
+    """A rule's table part that the committed runs of its experiment predate."""
+
+
 def table_of(study: str, experiment: str, part: str = "") -> Path:
     return committed_path(study, experiment, SCALE, BACKEND, part)
 
@@ -263,6 +267,12 @@ def rule_frame(rule: Rule, study: str, data: Path = DATA) -> tuple[pd.DataFrame,
         path = data / table_of(study, experiment, rule.part).relative_to(DATA)
         frame = load_committed(path)
         if frame is None or frame.empty:
+            if rule.part and load_committed(data / table_of(study, experiment).relative_to(
+                    DATA)) is not None:
+                # A part the committed runs predate (lee-fig24's programs, kept since its
+                # co-runner's counters are read): the rule waits for the runs that make it.
+                raise PartNotMade(f"the committed {experiment} runs predate its "
+                                  f"{rule.part!r} table; the re-make makes it")
             raise UserError(f"no committed table {path}; the ledger names it for "
                             f"{experiment!r}")
         frames.append(frame.assign(experiment=experiment))
@@ -315,7 +325,14 @@ def compute(rule: Rule, study: str, data: Path = DATA) -> Outcome:
         return Outcome(rule, UNTESTABLE, rule.untestable)
     if rule.direction == "level":
         return _level(rule, study, data)
-    frame, used = rule_frame(rule, study, data)
+    try:
+        frame, used = rule_frame(rule, study, data)
+    except PartNotMade as e:
+        return Outcome(rule, UNTESTABLE, str(e))
+    if frame.empty:
+        chosen = ", ".join(f"{c} = {w!r}" for c, w in rule.select.items())
+        return Outcome(rule, UNTESTABLE, f"no runs with {chosen} in "
+                       f"{', '.join(p.name for p in used)}", tables=tuple(used))
     others = rule.other if isinstance(rule.other, list) else [rule.other]
     members = []
     groups = frame.groupby(list(rule.members), sort=True) if rule.members else [((), frame)]
