@@ -24,7 +24,11 @@ POLICIES = ("vanilla", "task-affinity")
 # samples gave a stable mean but not a stable tail (rho moved by up to 29 % on halving and
 # stood 17 % above a 3000-sample run's; demarchi-tail). The paper's 150,000 for paper.
 SIZE = {"smoke": "sim_long", "paper": "paper"}
-REPS = {"smoke": 2, "paper": 10}
+# Repetitions a condition: the paper's 10; at smoke 5, what the re-make's budget allows
+# (docs/remake.md): the mixer's rho moved by 12.7 % of its mean between two guest seeds
+# (bench/reproducibility.md, study 2), so five a condition resolve about 18 % between two
+# bars, two only 55 %.
+REPS = {"smoke": 5, "paper": 10}
 OFFSETS_MS = tuple(0.1 * i for i in range(10))
 
 
