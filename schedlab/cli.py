@@ -357,6 +357,10 @@ def _listing() -> list[dict]:
                    "demo).")
 @click.option("--list", "show_list", is_flag=True,
               help="List every figure and table of the four studies with its runs and cost.")
+@click.option("--plan", "show_plan", is_flag=True,
+              help="Print the re-make's plan (docs/remake.md): every figure in the order "
+                   "the re-make runs it, with its runs, repetitions, price and the "
+                   "smallest difference its repetitions resolve.")
 @click.option("--scale", type=click.Choice(SCALES), default="smoke",
               show_default=True, help="smoke: every condition, reduced; paper: the paper's.")
 @click.option("--backend", type=click.Choice(("auto",) + BACKENDS), default="gem5",
@@ -381,8 +385,9 @@ def _listing() -> list[dict]:
               metavar="N", help="Re-make N committed runs in a store of their own and "
               "compare every simulated column with the committed rows (exit 1 if any "
               "differs).")
-def reproduce(figures, study, show_list, scale, backend, jobs, executor, partition,
-              time_limit_min, dry_run, from_committed, partial, carry, only, verify_count):
+def reproduce(figures, study, show_list, show_plan, scale, backend, jobs, executor,
+              partition, time_limit_min, dry_run, from_committed, partial, carry, only,
+              verify_count):
     """Regenerate figures or tables of the papers (run.py reproduce --list names them).
 
     Runs what is not finished yet (resumable: rerun after an interruption), gathers the
@@ -398,6 +403,10 @@ def reproduce(figures, study, show_list, scale, backend, jobs, executor, partiti
         if study not in studies:
             raise UserError(f"unknown study {study!r}; choose one of {', '.join(studies)}")
         figures += [n for n, e in registry().items() if e.study == study and n not in figures]
+    if show_plan:
+        from schedlab.campaigns import remake
+        click.echo(remake.markdown(remake.plan(scale)))
+        return
     if show_list or not figures:
         frame = pd.DataFrame(_listing())
         frame["hours_smoke"] = frame["hours_smoke"].map(lambda h: f"{h:.1f}" if h == h else "?")
