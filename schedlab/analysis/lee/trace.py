@@ -134,8 +134,9 @@ def job_trace(trace: pd.DataFrame, pid: int, warmup: float, duration: float | No
     """The trace's numbers of one job (their columns: ``schema.MAIN``); ``marks``: the
     launcher's ROI marks of the job (``slices.roi_marks``), none in older traces. The ROI
     ends at its duration or, if the job was reaped first (the end mark, which the launcher
-    writes after it; without marks its exec plus its wall time), at its exit: the unmapping
-    of its regions there, which is no change of the ROI, or without regions that bound."""
+    writes at the duration's stop or, for a job that ended before it, after reaping it;
+    without marks its exec plus its wall time), at its exit: the unmapping of its regions
+    there, which is no change of the ROI, or without regions that bound."""
     mine = trace[trace["tgid"] == pid]
     execs = mine[mine["event"] == "exec"]
     changes = mine[mine["event"] == "change"]
