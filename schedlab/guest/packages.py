@@ -77,6 +77,9 @@ class ProgramSpec:
     # directory at install time; no package ships it): a library found there goes to the
     # guest at the multiarch directory, where the link would be.
     library_dirs: tuple[str, ...] = ()
+    # Guest seconds its start-up takes whatever the CPU does (a program whose parts wait for
+    # each other on timers): a region of interest must not begin before (0: none measured).
+    startup_s: float = 0.0
 
     @property
     def guest_name(self) -> str:
@@ -86,7 +89,7 @@ class ProgramSpec:
 def parse_program(raw, where: str) -> ProgramSpec:
     if not isinstance(raw, dict):
         raise UserError(f"{where}: [program] must be a table")
-    unknown = set(raw) - {"packages", "path", "data", "library_dirs"}
+    unknown = set(raw) - {"packages", "path", "data", "library_dirs", "startup_s"}
     if unknown:
         raise UserError(f"{where}: [program] has unknown key(s) {', '.join(sorted(unknown))}")
     packages, path, data = raw.get("packages"), raw.get("path"), raw.get("data", [])
@@ -103,7 +106,11 @@ def parse_program(raw, where: str) -> ProgramSpec:
     if not isinstance(library_dirs, list) or not all(
             isinstance(d, str) and d.startswith("/") for d in library_dirs):
         raise UserError(f"{where}: [program] library_dirs must be a list of absolute paths")
-    return ProgramSpec(tuple(packages), path, tuple(data), tuple(library_dirs))
+    startup_s = raw.get("startup_s", 0.0)
+    if isinstance(startup_s, bool) or not isinstance(startup_s, (int, float)) or startup_s < 0:
+        raise UserError(f"{where}: [program] startup_s must be a number of seconds, 0 or more")
+    return ProgramSpec(tuple(packages), path, tuple(data), tuple(library_dirs),
+                       float(startup_s))
 
 
 # ---------------------------------------------------------------- the lock
