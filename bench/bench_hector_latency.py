@@ -6,7 +6,7 @@ cache-line load takes from that bank, seen from the bank's own processor module 
 from another module of its station (on-station) and from another station over the ring
 (off-station). Each is the extra cycles a chase that always misses the L1 takes per load
 over the same chase hitting it. The reference is the machine's table of cache-line load
-times (``../shared/papers.md``, section 4, as the catalogue's notes give it): 19, 29 and
+times (Brecht's paper, as configs/machines.toml's notes for Hector give it): 19, 29 and
 37 + 3 x delay cycles. The check passes when every class is within 15 %.
 
     GEM5=/path/to/gem5.fast python3 bench/bench_hector_latency.py \\

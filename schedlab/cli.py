@@ -327,10 +327,18 @@ def _report_run(run_dir: Path, machine) -> None:
 
 
 # ----------------------------------------------------------------------------- campaigns
+def _at_least_one(ctx, param, value):
+    """--jobs: refused below 1 whichever executor runs the campaign (SLURM took 0 for its
+    default)."""
+    if value is not None and value < 1:
+        raise UserError(f"--jobs must be at least 1, not {value}")
+    return value
+
+
 def campaign_options(command):
     """How a campaign runs (reproduce, sweep): where, how many at once, or not at all."""
     for option in reversed((
-            click.option("--jobs", type=int, default=None,
+            click.option("--jobs", type=int, default=None, callback=_at_least_one,
                          help="Runs at once (default: the host's cores, bounded by memory; "
                               "SLURM: the array's concurrency limit, default 8)."),
             click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",

@@ -15,7 +15,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 
 def hash_bytes(*parts: bytes | str) -> str:
@@ -174,12 +174,19 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 
 @contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
+def locked(lock_path: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold an exclusive lock (flock) on ``lock_path`` while the block runs: one builder of
-    a shared thing (a kernel work tree, a boot checkpoint) at a time on this machine."""
+    a shared thing (a kernel work tree, a boot checkpoint) at a time on this machine.
+    ``waiting`` is called once if another process holds it, before this one waits (a build
+    or a boot can hold it for many minutes: the wait says what it waits for)."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -81,6 +81,8 @@ def _one_line_error(proc, fragment: str) -> None:
      "no label coordinate benchmark"),
     (["reproduce", "demo-affinity", "--backend", "qemu", "--jobs", "0"],
      "--jobs must be at least 1, not 0"),
+    (["reproduce", "demo-affinity", "--backend", "qemu", "--jobs", "0", "--executor", "slurm"],
+     "--jobs must be at least 1, not 0"),
     # The board plan's checks reach the user before gem5 is looked for.
     (["boot", "--machine", "westmere-x5660", "--set", "memory.size_per_node=100MiB"],
      "not a whole number of 32 MiB steps"),

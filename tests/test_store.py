@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from schedlab import store
 from schedlab.store import STAGING_GRACE_S, publish_dir, remove_stale_staging
 
 
@@ -39,3 +40,24 @@ def test_only_staging_folders_are_cleaned_up(tmp_path):
         os.utime(d, (old, old))
     assert remove_stale_staging(tmp_path) == [staging]
     assert logs.is_dir() and not staging.exists()
+
+
+def test_a_wait_for_a_held_lock_says_so_once(tmp_path):
+    # Another process holds the lock: the waiter is told before it waits, and gets the lock
+    # once the holder lets go; a free lock is taken without a word.
+    import subprocess
+    import sys
+
+    lock = tmp_path / "build.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'w'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)",
+         str(lock)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    said = []
+    with store.locked(lock, waiting=lambda: said.append("waiting")):
+        holder.wait(timeout=10)               # it let go by ending
+    assert said == ["waiting"]
+    with store.locked(lock, waiting=lambda: said.append("again")):
+        pass
+    assert said == ["waiting"]

@@ -21,8 +21,8 @@ Verdicts (one family for all 23):
 - not testable at this scale: no committed table has the condition, or fewer than 2 runs per
   condition (no interval, so no direction), or a "no effect" interval too wide to tell.
 
-The papers are a yardstick, never a target (../shared/claims.md): nothing here feeds back
-into a model, workload or definition.
+The papers are a yardstick, never a target (data/claims.toml's header): nothing here feeds
+back into a model, workload or definition.
 """
 
 from __future__ import annotations

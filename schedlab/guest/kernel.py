@@ -159,7 +159,9 @@ def build_kernel(initramfs: Path | None = None, progress: Progress = print,
     if (final / "bzImage").is_file():
         return planned
     tarball, version = source_tarball()
-    with locked(paths.cache_dir() / "kernel-src" / "lock"):
+    with locked(paths.cache_dir() / "kernel-src" / "lock",
+                waiting=lambda: progress("kernel: waiting for another process's kernel build "
+                                         "to finish (the build tree is shared; minutes)")):
         if (final / "bzImage").is_file():  # built by another process while we waited
             return KernelBuild(final, key)
         started = time.monotonic()

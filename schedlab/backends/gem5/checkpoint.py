@@ -125,7 +125,9 @@ def ensure_checkpoint(machine: dict, plan: BoardPlan, kernel: GuestKernel,
     final = checkpoint_root() / key
     meta_path = final / "checkpoint.json"
     # Runs of one machine started together (a campaign) boot it once: the others wait.
-    with locked(checkpoint_root() / f"{key}.lock"):
+    with locked(checkpoint_root() / f"{key}.lock",
+                waiting=lambda: progress(f"gem5: waiting for another process booting "
+                                         f"{machine} to its checkpoint (5-20 minutes host)")):
         return _reuse_or_boot(machine, plan, kernel, kernel_args, progress, cpu, binary, key,
                               final, meta_path)
 

@@ -33,7 +33,8 @@ GUEST_MIN_NODE_MEMORY = 96 << 20
 # module imports nothing of schedlab, so a test keeps the two equal).
 NUMA_FAKE_STEP = 32 << 20
 
-# CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (../shared/design.md):
+# CPUID values measured to work with gem5 v24.0 X86 and Linux 6.1 (configs/README.md,
+# "Topology seen by the guest"):
 # leaf 1 EAX = family/model/stepping, EBX = APIC id << 24 | CLFLUSH line (8 x 8 B) | brand,
 # ECX/EDX = feature flags. gem5 reports vendor HygonGenuine; on that path Linux derives the
 # package and the LLC id from the initial APIC id and the core-id bits of 0x80000008 ECX.
