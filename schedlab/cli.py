@@ -355,7 +355,7 @@ def campaign_options(command):
 
 def _listing() -> list[dict]:
     from schedlab.campaigns import listing
-    return listing.rows()
+    return listing.rows(say=_say)
 
 
 @cli.command()

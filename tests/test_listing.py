@@ -22,8 +22,11 @@ def test_rows_are_read_back_until_an_input_changes(tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     made = []
     monkeypatch.setattr(listing, "compute", lambda: made.append(1) or [{"n": len(made)}])
-    assert listing.rows() == [{"n": 1}]
-    assert listing.rows() == [{"n": 1}] and len(made) == 1          # read back
+    said = []
+    assert listing.rows(say=said.append) == [{"n": 1}]
+    assert len(said) == 1 and said[0].startswith("listing: computing")  # a wait says so
+    assert listing.rows(say=said.append) == [{"n": 1}] and len(made) == 1  # read back
+    assert len(said) == 1                                             # silently
     catalogue.write_text("ab")                                        # an input changed
     assert listing.rows() == [{"n": 2}]
     os.utime(versions, ns=(1, 1))                                     # the pins changed

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Callable
 
 from schedlab import paths
 from schedlab.guest.reproducible import toolchain_identity
@@ -77,11 +78,14 @@ def inputs_key() -> str:
                       toolchain_identity(), head])[:20]
 
 
-def rows() -> list[dict]:
-    """The rows, read back when nothing they are made from changed, else computed."""
+def rows(say: Callable[[str], None] = lambda line: None) -> list[dict]:
+    """The rows, read back when nothing they are made from changed, else computed (``say``
+    tells the user first: it takes 12 to 30 s on a 2-core host)."""
     cached = paths.cache_dir() / "listing" / f"{inputs_key()}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
+    say("listing: computing every figure's runs, cost and currency (the first time after a "
+        "change to the tree; 10-30 s)")
     out = compute()
     cached.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(cached, json.dumps(out))
