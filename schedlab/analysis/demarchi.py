@@ -27,7 +27,7 @@ import pandas as pd
 
 from schedlab.analysis import mixer, slices, wakeups
 from schedlab.analysis.figures import (WHISKERS, FigureContext, condition_stats, finish,
-                                       plain_log_ticks)
+                                       plain_log_ticks, whiskers)
 from schedlab.analysis.tables import rows
 
 POLICIES = ("vanilla", "task-affinity")
@@ -265,7 +265,7 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         for ax, metric in zip(axes.flat, metrics):
             stats = condition_stats(frame, metric, ["system", "cores", "policy"])
             labels = [f"{r.system} {r.cores}c\n{r.policy}" for r in stats.itertuples()]
-            ax.bar(labels, stats["mean"], yerr=2 * stats["std"], capsize=3,
+            ax.bar(labels, stats["mean"], yerr=whiskers(stats), capsize=3,
                    color=[COLOURS[p] for p in stats["policy"]])
             ax.set_ylabel(MISS_RATE_LABELS.get(metric, metric), fontsize=8)
             ax.tick_params(axis="x", labelsize=6)

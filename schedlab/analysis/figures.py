@@ -22,7 +22,8 @@ import pandas as pd  # noqa: E402
 
 from schedlab.backends.backend import BackendName
 
-WHISKERS = "bars: mean; whiskers: mean ± 2 standard deviations; n: runs per bar"
+WHISKERS = ("bars: mean; whiskers: mean ± 2 standard deviations (the lower one stops at zero for "
+            "a quantity that cannot be negative); n: runs per bar")
 # How paired_bars labels a change of ten times or more (a % of a near-zero base is unreadable).
 CHANGE_NOTE = " (xN: N times as much, where that is 10 or more)"
 QEMU_NOTE = ("QEMU (TCG) models no caches or latencies: this shows placement and the guest's "
@@ -169,10 +170,22 @@ def finish(fig, ctx: FigureContext, dest: Path, caption_extra: str = "") -> Path
 
 
 def condition_stats(frame: pd.DataFrame, metric: str, groups: list[str]) -> pd.DataFrame:
-    """Mean, standard deviation and n of ``metric`` per group."""
+    """Mean, standard deviation and n of ``metric`` per group; ``nonnegative``: whether every
+    sample of the metric is at least zero (a rate, a count: see :func:`whiskers`)."""
     stats = frame.groupby(groups, sort=False)[metric].agg(["mean", "std", "count"]).reset_index()
     stats["std"] = stats["std"].fillna(0.0)
+    stats["nonnegative"] = bool((frame[metric].dropna() >= 0).all())
     return stats
+
+
+def whiskers(stats: pd.DataFrame) -> list[pd.Series]:
+    """Mean ± 2 sd as matplotlib's [lower, upper] lengths (WHISKERS). For a quantity whose
+    samples are all at least zero the lower whisker stops at zero: two QEMU runs of a rate
+    drew it below zero, which no run can reach."""
+    half = 2 * stats["std"]
+    if stats["nonnegative"].all():
+        return [half.clip(upper=stats["mean"].clip(lower=0)), half]
+    return [half, half]
 
 
 def _change_label(change_percent: float) -> str:
@@ -193,7 +206,7 @@ def paired_bars(ax, frame: pd.DataFrame, metric: str, group: str, condition: str
     for k, (cond, label) in enumerate(zip(order, names)):
         sub = stats[stats[condition] == cond].set_index(group).reindex(groups)
         xs = [i + (k - 0.5) * width for i in range(len(groups))]
-        ax.bar(xs, sub["mean"], width, yerr=2 * sub["std"], capsize=3, color=colours[k],
+        ax.bar(xs, sub["mean"], width, yerr=whiskers(sub), capsize=3, color=colours[k],
                label=label)
         for x, n in zip(xs, sub["count"]):
             if pd.notna(n):

@@ -14,7 +14,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from schedlab.analysis.figures import FigureContext, condition_stats, finish, metric_label
+from schedlab.analysis.figures import (FigureContext, condition_stats, finish, metric_label,
+                                       whiskers)
 
 # Units of the parameters whose values are bare numbers (sizes, clocks and latencies carry
 # theirs: 4MiB, 2GHz, 14cycles).
@@ -44,7 +45,7 @@ def draw(frame: pd.DataFrame, metric: str, axes: list[str], ctx: FigureContext,
         group = group.set_index(x_key).reindex(x_values)
         label = ", ".join(f"{k}={v}" if k != "job" else str(v)
                           for k, v in zip(line_keys, line))
-        ax.errorbar(range(len(x_values)), group["mean"], yerr=2 * group["std"], marker="o",
+        ax.errorbar(range(len(x_values)), group["mean"], yerr=whiskers(group), marker="o",
                     capsize=3, label=label)
     ax.set_xticks(range(len(x_values)), x_values, fontsize=8)
     ax.set_xlabel(parameter_label(x_key), fontsize=8)

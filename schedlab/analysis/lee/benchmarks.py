@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
-                                       metric_label, paired_bars, programs_note)
+                                       metric_label, paired_bars, programs_note, whiskers)
 from schedlab.analysis.lee.common import (CACHE_COLOURS, PROGRAM_COLOURS, _cache_names,
                                           _per_machine, _timing_note, finish)
 from schedlab.analysis.lee.programs import (micro_counts, moved_in_roi, program_changes,
@@ -44,7 +44,7 @@ def _counts_panel(ax, sel: pd.DataFrame, policy: str) -> None:
         stats = condition_stats(runs, column, ["benchmark"]).set_index("benchmark")
         stats = stats.reindex(groups)
         xs = [i + (k - 0.5) * 0.38 for i in range(len(groups))]
-        ax.bar(xs, stats["mean"], 0.38, yerr=2 * stats["std"], capsize=3, color=colour,
+        ax.bar(xs, stats["mean"], 0.38, yerr=whiskers(stats), capsize=3, color=colour,
                label=f"{column} ({policy})")
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     ax.set_yscale("symlog", linthresh=1)

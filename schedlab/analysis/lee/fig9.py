@@ -9,7 +9,7 @@ import pandas as pd
 
 from schedlab.backends.backend import BackendName
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
-                                       paired_bars)
+                                       paired_bars, whiskers)
 from schedlab.analysis.lee.common import (CACHE_COLOURS, POLICY_COLOURS, _per_machine,
                                           _timing_note, finish)
 from schedlab.analysis.lee.costs import (PAPER_MICRO_RATE, _condition, micro_schedule_cost,
@@ -33,7 +33,7 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
         unify = sel[sel["policy"] == "region-unify"]
         stats = condition_stats(unify, "micro_per_s", ["condition"])
         xs = range(len(stats))
-        axes[1, col].bar(xs, stats["mean"], yerr=2 * stats["std"], capsize=3,
+        axes[1, col].bar(xs, stats["mean"], yerr=whiskers(stats), capsize=3,
                          color=POLICY_COLOURS["region-unify"])
         regions = unify.groupby("condition", sort=False)["local_at_roi"].agg(["min", "max"])
         for x, (cond, n) in enumerate(zip(stats["condition"], stats["count"])):
