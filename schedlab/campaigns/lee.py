@@ -39,6 +39,7 @@ discovered, and they become one region whatever q is: the figure's regions colum
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from schedlab.backends.backend import BackendName
@@ -103,6 +104,13 @@ class Regioning:
         """About when the second phase starts: the first scan after the next period, and
         never before the scan that follows the one that ended the first phase."""
         return max(2 * self.period_ms / 1000, self.mapped_s + self.scan_s)
+
+    @property
+    def cycle_s(self) -> float:
+        """About the time from one phase's start to the next's (a phase ends at a scan, so
+        it can take longer than P): a ROI moved by whole cycles keeps its place between
+        two phases."""
+        return self.next_phase_s - self.period_ms / 1000
 
     def sysctl(self) -> tuple[tuple[str, str], ...]:
         return (("kernel.sched_region_scan_ms", str(self.scan_ms)),
@@ -260,9 +268,15 @@ def _overheads(scale, backend):
 def _benchmark(bench: str, machine: str, scale: str, backend: str, delay_ms: float = 0.0):
     # The paper size: the smoke sizes end in about 0.1 s of guest time, inside the warm-up;
     # the duration stops it at the ROI's end. The program: real where one runs here.
+    t = regioning(backend, scale)
+    warm = warmup_s(bench, machine, t.warmup_s)
+    if warm > t.warmup_s:
+        # A start-up longer than the warm-up (POV-Ray's timed one): whole regioning cycles
+        # later, so that the ROI keeps its place between two phases.
+        cycles = math.ceil((warm - t.warmup_s) / t.cycle_s - 1e-9)
+        warm = round(t.warmup_s + cycles * t.cycle_s, 3)
     return WorkloadRequest(program(bench), size="paper", duration=REGION_S[scale],
-                           warmup=warmup_s(bench, machine, regioning(backend, scale).warmup_s),
-                           start_delay_ms=delay_ms)
+                           warmup=warm, start_delay_ms=delay_ms)
 
 
 def start_order(rep: int) -> tuple[int, ...]:
