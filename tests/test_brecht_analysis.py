@@ -105,8 +105,10 @@ def test_collect_on_real_runs(tables, run_dir):
 
 
 def test_fixture_is_fig6s_smoke_matrix(tables):
-    requests = get("brecht-fig6").requests("smoke", "qemu")
+    # Made when smoke ran 2 repetitions (today 3): the first two of today's requests.
     runs = tables[""]
+    assert set(runs["rep"]) == {0, 1}
+    requests = [r for r in get("brecht-fig6").requests("smoke", "qemu") if r.label["rep"] < 2]
     assert sorted(runs["rep"]) == sorted(r.label["rep"] for r in requests)
     for r in requests:
         row = runs[runs["rep"] == r.label["rep"]].iloc[0]

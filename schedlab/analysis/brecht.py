@@ -402,6 +402,17 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
                                                   "parallelism 4." + _timing_note(ctx)), csv]
     if name == "brecht-fig6":
         return [draw_placements(tables[""], jobs, placements, ctx, dest)]
+    if name == "brecht-mm":
+        stats = response_times(jobs, ["parallelism"])
+        fig, ax = plt.subplots(figsize=(6, 4))
+        _bars(stats, "parallelism", lambda v: f"{int(v)} threads", ax,
+              "MM's response time (s)")
+        stats.to_csv(csv, index=False)
+        return [finish(fig, ctx, dest, WHISKERS + ". MM alone, one job, at the paper's "
+                                                  "192 x 192, with 4 and with 8 threads, one "
+                                                  "pool of the 12 job processors, Worst-Fit, "
+                                                  "ring delay 16 cycles." + _timing_note(ctx)),
+                csv]
     raise ValueError(f"no figure for {name}")
 
 

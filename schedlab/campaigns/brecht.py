@@ -107,20 +107,44 @@ def _matrix(delays, parallelisms, pools, placements):
     return matrix
 
 
+# Claim B6's scale (Brecht, Sec. 5: MM on 8 processors no faster than on 4): MM alone, one
+# job, with 4 and with 8 threads, in one pool of the 12 job CPUs (Worst-Fit, delay 16), at
+# the paper's problem (192 x 192) at every scale: at the smoke's 96 x 96 each MM job of
+# Fig. 2 released its first processor before placing its eighth thread, so none held more
+# than 4 to 6 at once (data/brecht/reading.md, "brecht-fig2").
+MM_PARALLELISMS = (4, 8)
+
+
+def _mm_alone(scale, backend):
+    out = []
+    for p in MM_PARALLELISMS:
+        for rep in range(REPS[scale]):
+            out.append(RunRequest(
+                machine="hector", backend=backend, cpu="timing",
+                overrides=("memory.delay.cycles=16",), policy="pools-12-worst-fit",
+                jobs=(WorkloadRequest("streams", size="smoke", start_delay_ms=float(rep),
+                                      args=("--streams", "1", "--threads", str(p),
+                                            "--repeat", "1", "--apps", "mm")),),
+                label={"delay": 16, "parallelism": p, "pool_size": 12,
+                       "placement": "worst-fit", "rep": rep}))
+    return out
+
+
 # Each run's tables: one row per run, its jobs, and the pools' placements.
 ANALYSIS = Analysis(draw=analysis.draw, collect=analysis.collect, summary=analysis.summary,
                     parts=("", "jobs", "placements"))
 
 
-def _experiment(name, title, matrix, metric="mean_all") -> Experiment:
+REDUCTIONS = {"smoke": f"one round of each stream's applications (paper: 15), "
+                       f"{REPS['smoke']} repetitions (paper: {REPS['paper']}); on gem5 smaller "
+                       f"problems (" + ", ".join(f"{app} {args}" for app, args
+                                                 in GEM5_SMOKE_PROBLEMS.items()) + ")"}
+
+
+def _experiment(name, title, matrix, metric="mean_all", reductions=None) -> Experiment:
     return Experiment(name=name, study="brecht", kind="figure", title=title, matrix=matrix,
                       metric=metric, repetition=REPETITION, analysis=ANALYSIS,
-                      notes=_notes(),
-                      reductions={"smoke": "one round of each stream's applications (paper: 15), "
-                                           "2 repetitions (paper: 5); on gem5 smaller problems "
-                                           "(" + ", ".join(f"{app} {args}" for app, args
-                                                           in GEM5_SMOKE_PROBLEMS.items())
-                                           + ")"})
+                      notes=_notes(), reductions=reductions or REDUCTIONS)
 
 
 EXPERIMENTS = (
@@ -136,4 +160,9 @@ EXPERIMENTS = (
     _experiment("brecht-fig6", "Placement snapshots over time: which job's threads occupy "
                 "which processor of which pool", _matrix((16,), (4,), (4,), ("worst-fit",)),
                 metric="placement"),
+    _experiment("brecht-mm", "MM alone on 4 and on 8 processors, the paper's problem (claim "
+                "B6): one job, one pool of 12, Worst-Fit, delay 16", _mm_alone,
+                reductions={"smoke": f"one MM job at the paper's 192 x 192 (no smaller "
+                                     f"problem), {REPS['smoke']} repetitions (paper: "
+                                     f"{REPS['paper']})"}),
 )
