@@ -367,14 +367,10 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
         response_times(sel, ["parallelism", "pool_size"]).to_csv(csv, index=False)
         return [out, csv]
     if name == "brecht-fig3":
-        stats = response_times(jobs[jobs["parallelism"] == 6], ["pool_size"])
-        fig, ax = plt.subplots(figsize=(7, 4))
-        _bars(stats, "pool_size", lambda v: f"pools of {int(v)}", ax,
-              "mean response time (s)")
-        stats.to_csv(csv, index=False)
-        return [finish(fig, ctx, dest, WHISKERS + ". Parallelism 6 (2 streams of HOUGH, MM, "
-                                                  "SIMPLEX), ring delay 16 cycles, Worst-Fit."
-                       + _timing_note(ctx)), csv]
+        return _bar_figure(jobs[jobs["parallelism"] == 6], "pool_size",
+                           lambda v: f"pools of {int(v)}", "mean response time (s)",
+                           "Parallelism 6 (2 streams of HOUGH, MM, SIMPLEX), ring delay 16 "
+                           "cycles, Worst-Fit.", (7, 4), ctx, dest)
     if name == "brecht-fig5":
         ratios = normalised(jobs)
         stats = response_times(jobs, ["placement"])
@@ -403,17 +399,23 @@ def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,
     if name == "brecht-fig6":
         return [draw_placements(tables[""], jobs, placements, ctx, dest)]
     if name == "brecht-mm":
-        stats = response_times(jobs, ["parallelism"])
-        fig, ax = plt.subplots(figsize=(6, 4))
-        _bars(stats, "parallelism", lambda v: f"{int(v)} threads", ax,
-              "MM's response time (s)")
-        stats.to_csv(csv, index=False)
-        return [finish(fig, ctx, dest, WHISKERS + ". MM alone, one job, at the paper's "
-                                                  "192 x 192, with 4 and with 8 threads, one "
-                                                  "pool of the 12 job processors, Worst-Fit, "
-                                                  "ring delay 16 cycles." + _timing_note(ctx)),
-                csv]
+        return _bar_figure(jobs, "parallelism", lambda v: f"{int(v)} threads",
+                           "MM's response time (s)", "MM alone, one job, at the paper's 192 x "
+                           "192, with 4 and with 8 threads, one pool of the 12 job "
+                           "processors, Worst-Fit, ring delay 16 cycles.", (6, 4), ctx, dest)
     raise ValueError(f"no figure for {name}")
+
+
+def _bar_figure(jobs: pd.DataFrame, condition: str, label, ylabel: str, setting: str,
+                size: tuple[float, float], ctx: FigureContext, dest: Path) -> list[Path]:
+    """One panel of bars per application by ``condition`` (:func:`_bars`), its caption the
+    whiskers, ``setting`` and the timing note; the figure and its table (CSV)."""
+    stats = response_times(jobs, [condition])
+    fig, ax = plt.subplots(figsize=size)
+    _bars(stats, condition, label, ax, ylabel)
+    csv = dest.with_suffix(".csv")
+    stats.to_csv(csv, index=False)
+    return [finish(fig, ctx, dest, WHISKERS + ". " + setting + _timing_note(ctx)), csv]
 
 
 def occupancy(placements: pd.DataFrame) -> pd.DataFrame:
