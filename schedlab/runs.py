@@ -490,8 +490,11 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         if (req is not None and req.workload in registry and req.duration is None
                 and not req.args):
             problems = registry[req.workload].check(metrics, req.size)
-        # The launcher stopped it at its duration: SIGTERM's status is expected then.
-        stopped = result.get("stopped") and result.get("exit") in (143, 0)
+        # The launcher stopped it at its duration: SIGTERM's status is expected then (or the
+        # program's own, for one that catches it: POV-Ray's user abort).
+        statuses = (registry[req.workload].stop_statuses
+                    if req is not None and req.workload in registry else {0, 143})
+        stopped = result.get("stopped") and result.get("exit") in statuses
         if result.get("exit") != 0 and not stopped:
             problems.append(f"{result['job']} rep {result['rep']} exited with {result['exit']}")
         if result.get("ended_in_warmup"):

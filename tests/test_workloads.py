@@ -489,3 +489,13 @@ def test_bad_region_of_interest_start_is_one_line_error(overlay):
               env={"SCHEDLAB_ROI_START_NS": "soon"})
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "SCHEDLAB_ROI_START_NS" in out.stderr
+
+
+def test_a_stopped_run_s_expected_statuses_include_a_program_s_own():
+    # Killed by the launcher's SIGTERM (143) or ended at once (0); POV-Ray catches the
+    # signal, cancels its render and exits 2 (its user abort), which a stopped run expects.
+    assert W.get("memlat").stop_statuses == {0, 143}
+    assert W.get("debian-povray").stop_statuses == {0, 2, 143}
+    from schedlab.guest.packages import parse_program
+    with pytest.raises(UserError, match="stopped_exit must be an exit status"):
+        parse_program({"packages": ["x"], "path": "/usr/bin/x", "stopped_exit": 0}, "w")

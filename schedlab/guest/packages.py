@@ -80,6 +80,9 @@ class ProgramSpec:
     # Guest seconds its start-up takes whatever the CPU does (a program whose parts wait for
     # each other on timers): a region of interest must not begin before (0: none measured).
     startup_s: float = 0.0
+    # The status it exits with when the launcher's SIGTERM stops it at its duration, for a
+    # program that catches the signal and ends on its own (None: the signal kills it, 143).
+    stopped_exit: int | None = None
 
     @property
     def guest_name(self) -> str:
@@ -89,7 +92,8 @@ class ProgramSpec:
 def parse_program(raw, where: str) -> ProgramSpec:
     if not isinstance(raw, dict):
         raise UserError(f"{where}: [program] must be a table")
-    unknown = set(raw) - {"packages", "path", "data", "library_dirs", "startup_s"}
+    unknown = set(raw) - {"packages", "path", "data", "library_dirs", "startup_s",
+                          "stopped_exit"}
     if unknown:
         raise UserError(f"{where}: [program] has unknown key(s) {', '.join(sorted(unknown))}")
     packages, path, data = raw.get("packages"), raw.get("path"), raw.get("data", [])
@@ -109,8 +113,13 @@ def parse_program(raw, where: str) -> ProgramSpec:
     startup_s = raw.get("startup_s", 0.0)
     if isinstance(startup_s, bool) or not isinstance(startup_s, (int, float)) or startup_s < 0:
         raise UserError(f"{where}: [program] startup_s must be a number of seconds, 0 or more")
+    stopped_exit = raw.get("stopped_exit")
+    if stopped_exit is not None and (isinstance(stopped_exit, bool) or
+                                     not isinstance(stopped_exit, int)
+                                     or not 0 < stopped_exit < 256):
+        raise UserError(f"{where}: [program] stopped_exit must be an exit status, 1 to 255")
     return ProgramSpec(tuple(packages), path, tuple(data), tuple(library_dirs),
-                       float(startup_s))
+                       float(startup_s), stopped_exit)
 
 
 # ---------------------------------------------------------------- the lock

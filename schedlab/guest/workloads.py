@@ -61,6 +61,13 @@ class Workload:
     def is_real_program(self) -> bool:
         return self.program is not None
 
+    @property
+    def stop_statuses(self) -> frozenset[int]:
+        """Exit statuses of a run the launcher stopped at its duration: killed by its
+        SIGTERM (143), ended at once (0), or a real program's own on a signal."""
+        own = self.program.stopped_exit if self.program else None
+        return frozenset({0, 143} | ({own} if own is not None else set()))
+
     def inputs(self, size: str = "smoke") -> dict[str, dict]:
         """The size's input definitions by name (schedlab.guest.inputs)."""
         self.args(size)
