@@ -493,7 +493,8 @@ def _results(prepared: PreparedRun, report, backend_info: dict, seconds: float) 
         # The launcher stopped it at its duration: SIGTERM's status is expected then (or the
         # program's own, for one that catches it: POV-Ray's user abort).
         statuses = (registry[req.workload].stop_statuses
-                    if req is not None and req.workload in registry else {0, 143})
+                    if req is not None and req.workload in registry
+                    else workloads.STOPPED_STATUSES)
         stopped = result.get("stopped") and result.get("exit") in statuses
         if result.get("exit") != 0 and not stopped:
             problems.append(f"{result['job']} rep {result['rep']} exited with {result['exit']}")

@@ -16,7 +16,7 @@ import pytest
 from schedlab.analysis import lee
 from schedlab.analysis.figures import FigureContext, provenance
 from schedlab.campaigns import lee as definitions
-from schedlab.campaigns.experiment import get
+from schedlab.campaigns.experiment import get, registry
 
 DATA = Path(__file__).parent / "data" / "lee"
 RUNS = sorted(p for p in DATA.iterdir() if p.is_dir())
@@ -429,6 +429,18 @@ def test_timings_put_the_roi_between_the_first_mapping_and_the_next_phase():
     povray = next(r for r in get("lee-fig18-23").requests("smoke", "gem5")
                   if r.label["benchmark"] == "povray")
     assert povray.jobs[0].warmup == 0.62     # 0.12 s and five 0.1 s cycles: past its 0.6 s
+
+
+def test_an_experiment_attributing_several_programs_keeps_their_table():
+    # The per-program counters (the "programs" part) are what the figures and the ledger
+    # read of a co-runner (lee-fig24's sphinx: claim L5): an experiment whose gem5 runs
+    # attribute counters per task and run more than one program keeps them.
+    for name, e in registry().items():
+        if e.study != "lee":
+            continue
+        runs = e.requests("smoke", "gem5")
+        if any(r.attribute_tasks and len(r.jobs) + len(r.background) > 1 for r in runs):
+            assert "programs" in e.analysis.parts, name
 
 
 def test_consolidated_programs_outlast_the_gem5_warm_up_within_their_bound():

@@ -45,7 +45,7 @@ class Step:
     new_runs: int               # of those, not made by an earlier step
     hours: float                # host hours of the new runs, one at a time
     repetitions: int            # a condition's repetitions in its definition
-    spread: Spread | None       # its study's spread between guest seeds (None: not measured)
+    spread: Spread | None       # the spread its caption states (None: not measured)
 
     @property
     def resolves(self) -> float:
@@ -81,13 +81,9 @@ def study_repetitions(steps: list[Step]) -> list[StudyRepetitions]:
         own = [m.spread for m in mine if m.spread] + [
             s for s in recorded if s.experiment in {m.experiment for m in mine}]
         worst = max(own, key=lambda s: s.pooled_cv, default=None)
-        asked = MAX_REPS
-        if worst is None:
-            asked = 2
-        for reps in range(2, MAX_REPS + 1):
-            if worst is not None and resolvable_sd(reps) * worst.pooled_cv <= RESOLVE:
-                asked = reps
-                break
+        asked = 2 if worst is None else next(
+            (reps for reps in range(2, MAX_REPS + 1)
+             if resolvable_sd(reps) * worst.pooled_cv <= RESOLVE), MAX_REPS)
         chosen = max(s.repetitions for s in mine)
         out.append(StudyRepetitions(study, worst, asked, chosen, sum(s.hours for s in mine)))
     return out
@@ -107,7 +103,8 @@ def claims_by_experiment() -> dict[str, tuple[str, ...]]:
 
 def plan(scale: str = Scale.SMOKE) -> list[Step]:
     """The re-make's steps, in order (see the module's docstring)."""
-    experiments = [e for e in registry().values() if e.study in STUDIES and e.implemented]
+    defined = registry()
+    experiments = [e for e in defined.values() if e.study in STUDIES and e.implemented]
     claims = claims_by_experiment()
     papers_order = {e.name: i for i, e in enumerate(experiments)}
     experiments.sort(key=lambda e: (-len(claims.get(e.name, ())), papers_order[e.name]))
@@ -119,7 +116,7 @@ def plan(scale: str = Scale.SMOKE) -> list[Step]:
         new = [r for r in requests if request_key(r) not in made]
         made.update(request_key(r) for r in new)
         reps = len({r.label.get("rep", 0) for r in requests})
-        spread = spread_for(e.study, e.name, e.metric, lambda name: registry()[name].study)
+        spread = spread_for(e.study, e.name, e.metric, lambda name: defined[name].study)
         steps.append(Step(e.name, e.study, claims.get(e.name, ()), len(requests), len(new),
                           sum(seconds(r) for r in new) / 3600.0, reps, spread))
     return steps
@@ -153,11 +150,3 @@ def markdown(steps: list[Step]) -> str:
                      f"{s.new_runs} | {s.repetitions} | {spread} | {_percent(s.resolves)} | "
                      f"{s.hours:.1f} | {total:.1f} |")
     return "\n".join(lines)
-
-
-def budget_by_study(steps: list[Step]) -> dict[str, float]:
-    """Host hours per study (each run priced where the plan makes it)."""
-    out = {study: 0.0 for study in STUDIES}
-    for s in steps:
-        out[s.study] += s.hours
-    return out

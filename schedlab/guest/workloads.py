@@ -24,6 +24,8 @@ COMMON = WORKLOADS / "common"
 # runner unpacks into a tmpfs at /schedlab after the boot (schedlab.guest.payload).
 GUEST_BIN = "schedlab/bin"
 GUEST_REGISTRY = "schedlab/workloads.json"
+# A run the launcher stopped at its duration: killed by its SIGTERM (128 + 15) or ended at once.
+STOPPED_STATUSES = frozenset({0, 143})
 # Where a real program's inputs are in the guest (in the payload's tmpfs).
 GUEST_INPUTS = "/schedlab/inputs"
 SIZE_CLASSES = ("smoke", "paper")
@@ -66,7 +68,7 @@ class Workload:
         """Exit statuses of a run the launcher stopped at its duration: killed by its
         SIGTERM (143), ended at once (0), or a real program's own on a signal."""
         own = self.program.stopped_exit if self.program else None
-        return frozenset({0, 143} | ({own} if own is not None else set()))
+        return STOPPED_STATUSES | ({own} if own is not None else set())
 
     def inputs(self, size: str = "smoke") -> dict[str, dict]:
         """The size's input definitions by name (schedlab.guest.inputs)."""
