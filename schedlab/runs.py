@@ -229,6 +229,8 @@ def _real_programs_payload(used: dict[str, set[str]], build: bool,
             "packages": packages.lock_identity(packages.read_lock(wl.dir)),
             "inputs": {f"{size}/{n}": inputs.identity(d)
                        for size in sizes for n, d in sorted(wl.inputs(size).items())}}
+        if wl.program.install:   # only when it has one, so other programs keep their ids
+            identity[name]["install"] = wl.program.install.identity()
         if not build:
             continue
         _add_files(files, packages.program_files(name, wl.dir, wl.program, progress).files,
@@ -536,7 +538,12 @@ def workload_artefacts(prepared: PreparedRun) -> dict[str, str]:
     """The hash of the workloads' binary the run brought: the overlay its spec names (not
     whatever the tree builds by the time the run ends)."""
     overlay = paths.cache_dir() / "workloads" / prepared.spec["workloads"]
-    return artefact_hashes({"workloads": overlay / workloads.GUEST_BIN / programs.MULTICALL})
+    built = {"workloads": overlay / workloads.GUEST_BIN / programs.MULTICALL}
+    for name in prepared.spec.get("real_programs", {}):   # files their installation made
+        step = workloads.get(name).program.install
+        if step and step.makes in prepared.payload.files:
+            built[f"{name}:{step.makes}"] = prepared.payload.files[step.makes]
+    return artefact_hashes(built)
 
 
 # What names or bounds a run without changing what it simulates.

@@ -115,6 +115,55 @@ def test_a_real_programs_size_names_only_its_inputs(tmp_path):
         workloads._load_one(bad)
 
 
+def test_inputs_every_size_reads_are_defined_once(tmp_path):
+    d = _real_workload(tmp_path, '[inputs]\njob = { generator = "literal", text = "x" }\n'
+                                 '[sizes.smoke]\nargs = ["{job}"]\n'
+                                 '[sizes.paper]\nargs = ["-9", "{job}"]\n'
+                                 'inputs = { job = { generator = "literal", text = "y" } }\n')
+    w = workloads._load_one(d)
+    assert w.command("smoke")[0][-1] == "/schedlab/inputs/real/smoke/job"
+    assert w.inputs("smoke") == {"job": {"generator": "literal", "text": "x"}}
+    assert w.inputs("paper") == {"job": {"generator": "literal", "text": "y"}}  # its own
+    shutil.rmtree(d)
+    bad = _real_workload(tmp_path, '[inputs]\njob = { generator = "nope" }\n'
+                                   '[sizes.smoke]\nargs = ["{job}"]\n')
+    with pytest.raises(UserError, match=r"\[inputs.job\]: unknown input generator"):
+        workloads._load_one(bad)
+
+
+@pytest.mark.parametrize("table, message", [
+    ('args = ["x"]', "needs makes"),
+    ('makes = "var/x"', "needs makes"),
+    ('makes = "/var/x"\nargs = ["-l", "/usr/share/x"]', "never absolute"),
+    ('makes = "/var/x"\nwhen = "now"', "a table of makes, args and stdin"),
+])
+def test_an_install_step_is_checked_when_read(tmp_path, table, message):
+    d = _real_workload(tmp_path, f'[program.install]\n{table}\n[sizes.smoke]\nargs = []\n')
+    with pytest.raises(UserError, match=message):
+        workloads._load_one(d)
+
+
+@needs_apt
+def test_a_file_an_installation_makes_is_the_same_wherever_it_is_made(tmp_path, monkeypatch):
+    """GAP's workspace, made in two caches at different paths (the packages shared, not
+    their unpacking): the same bytes, so its hash names it on any host."""
+    from schedlab.paths import cache_dir
+    from schedlab.store import hash_file
+
+    w = workloads.get("debian-gap")
+    made = []
+    for where in ("a", "elsewhere/b"):
+        cache = tmp_path / where
+        cache.mkdir(parents=True)
+        (cache / "debs").symlink_to(cache_dir() / "debs")   # no second download
+        monkeypatch.setenv("SCHEDLAB_CACHE", str(cache))
+        files = packages.program_files(w.name, w.dir, w.program, progress=lambda s: None)
+        made.append(files.files["/var/lib/gap/workspace"])
+    assert made[0].is_relative_to(tmp_path / "a") and made[1].is_relative_to(tmp_path / "elsewhere")
+    assert made[0].stat().st_size > 10_000_000
+    assert hash_file(made[0]) == hash_file(made[1])
+
+
 def test_a_missing_or_damaged_lock_names_the_command_that_makes_it(tmp_path):
     d = tmp_path / "prog"
     d.mkdir()
@@ -190,6 +239,11 @@ def test_a_real_program_enters_the_run_id_by_its_lock_and_inputs(tmp_path, monke
     w = workloads.get("debian-gzip")
     assert identity["packages"] == packages.lock_identity(packages.read_lock(w.dir))
     assert identity["inputs"] == {"smoke/text": inputs.identity(w.inputs("smoke")["text"])}
+    assert "install" not in identity      # only a program that has an installation step
+    gap = prepare(RunRequest(machine="clovertown-e5320-mup",
+                             jobs=(WorkloadRequest("debian-gap"),)), build=False).spec
+    assert gap["real_programs"]["debian-gap"]["install"] == \
+        workloads.get("debian-gap").program.install.identity()
     # Runs without real programs record nothing of them (their ids are unchanged).
     plain = prepare(RunRequest(machine="clovertown-e5320-mup",
                                jobs=(WorkloadRequest("gzip"),)), build=False).spec
@@ -359,6 +413,35 @@ def _digest_of_input(w, out: Path) -> None:
     assert line.split()[0] == hashlib.sha1(text).hexdigest(), line
 
 
+def _partitions(k: int) -> int:
+    """p(k) by counting partitions into parts of at most each size (not GAP's method)."""
+    ways = [1] + [0] * k
+    for part in range(1, k + 1):
+        for total in range(part, k + 1):
+            ways[total] += ways[total - part]
+    return ways[k]
+
+
+def _orders_are_the_closed_forms(w, out: Path) -> None:
+    """GAP's results for the job's parameters against closed forms and published values:
+    n! for S_n, p(p^2 - 1) for PGL(2, p), (q^2 - 1)(q^2 - q) for GL(2, q), the order of
+    Rubik's cube group (43,252,003,274,489,856,000), the conjugacy classes of subgroups of
+    S_4 and S_5 (11 and 19, OEIS A000638) and the partition numbers counted here."""
+    import math
+    import re
+
+    job = json.loads((out.parents[2] / "results.json").read_text())["jobs"][0]
+    params = {k: int(v) for k, v in re.findall(r"(\w+) := (\d+)", w.args("smoke")[-2])}
+    n, p, q = params["n"], params["p"], params["q"]
+    assert {k: job["metrics"][k] for k in ("cube_order", "symmetric_order", "pgl_order",
+                                            "gl_order", "subgroup_classes", "partitions",
+                                            "rounds")} == {
+        "cube_order": 43_252_003_274_489_856_000, "symmetric_order": math.factorial(n),
+        "pgl_order": p * (p * p - 1), "gl_order": (q * q - 1) * (q * q - q),
+        "subgroup_classes": {4: 11, 5: 19}[params["m"]],
+        "partitions": _partitions(params["k"]), "rounds": params["rounds"]}
+
+
 # workload -> check(its workload entry, its artefacts directory): raises if the output is
 # wrong. Independent of the program: Python's own decompressors, the host's tools.
 ORACLES = {
@@ -368,6 +451,7 @@ ORACLES = {
                                          _text_input(w)),
     "debian-cc1": _assembly_computes_what_the_source_says,
     "debian-cjpeg": _jpeg_close_to_input,
+    "debian-gap": _orders_are_the_closed_forms,
     "debian-pocketsphinx": _words_are_the_clips_names,
     "debian-lame": _mp3_decodes_to_the_recording,
     "debian-link-parser": _every_sentence_is_parsed_whole,
@@ -420,7 +504,8 @@ def test_a_real_programs_region_begins_after_its_start_up():
     for benchmark, workload in programs.REAL_PROGRAMS.items():
         assert workloads.get(workload).is_real_program
         assert characterise.startup_instructions(workload), workload
-    assert programs.program("gap") == "gap"
+    assert programs.program("gap") == "debian-gap"
+    assert programs.program("art") == "art"
 
 
 def test_the_readmes_comparison_table_is_the_commands():

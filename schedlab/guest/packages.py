@@ -17,6 +17,12 @@ image's busybox applets (Debian's gzip is /bin/gzip too). Only the runs that use
 carry it. The lock's hashes enter the run id and the run's provenance: Debian's mirror
 serves only current versions, so a version that is gone is a one-line error naming the fix
 (a new lock, which renames the runs), never a silent substitute.
+
+Some packages make a file when they are installed, which the program then reads: Debian's
+``gap`` starts from the workspace its maintainer script saves (``update-gap-workspace``).
+A ``[program.install]`` table makes such a file here the same way, by running the program
+once on the host in a tree of its locked packages (:func:`installed_file`); the run carries
+the file at its guest path, and the table enters the run id.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import fnmatch
 import os
 import re
 import subprocess
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -67,6 +74,20 @@ class Deb:
 
 
 @dataclass(frozen=True)
+class InstallStep:
+    """A ``[program.install]`` table: the program run once with ``args`` and ``stdin`` in
+    a tree of its locked packages, leaving the file ``makes`` (a guest path)."""
+
+    makes: str
+    args: tuple[str, ...] = ()
+    stdin: str = ""
+
+    def identity(self) -> str:
+        """What the run id records of it (with the recipe :func:`installed_file` follows)."""
+        return hash_bytes(INSTALL_RECIPE, self.makes, *self.args, self.stdin)
+
+
+@dataclass(frozen=True)
 class ProgramSpec:
     """A workload.toml's ``[program]`` table."""
 
@@ -83,6 +104,8 @@ class ProgramSpec:
     # The status it exits with when the launcher's SIGTERM stops it at its duration, for a
     # program that catches the signal and ends on its own (None: the signal kills it, 143).
     stopped_exit: int | None = None
+    # A file the package makes when installed (its maintainer script's work), made here.
+    install: InstallStep | None = None
 
     @property
     def guest_name(self) -> str:
@@ -93,7 +116,7 @@ def parse_program(raw, where: str) -> ProgramSpec:
     if not isinstance(raw, dict):
         raise UserError(f"{where}: [program] must be a table")
     unknown = set(raw) - {"packages", "path", "data", "library_dirs", "startup_s",
-                          "stopped_exit"}
+                          "stopped_exit", "install"}
     if unknown:
         raise UserError(f"{where}: [program] has unknown key(s) {', '.join(sorted(unknown))}")
     packages, path, data = raw.get("packages"), raw.get("path"), raw.get("data", [])
@@ -118,8 +141,24 @@ def parse_program(raw, where: str) -> ProgramSpec:
                                      not isinstance(stopped_exit, int)
                                      or not 0 < stopped_exit < 256):
         raise UserError(f"{where}: [program] stopped_exit must be an exit status, 1 to 255")
+    install = _parse_install(raw["install"], where) if "install" in raw else None
     return ProgramSpec(tuple(packages), path, tuple(data), tuple(library_dirs),
-                       float(startup_s), stopped_exit)
+                       float(startup_s), stopped_exit, install)
+
+
+def _parse_install(raw, where: str) -> InstallStep:
+    if not isinstance(raw, dict) or set(raw) - {"makes", "args", "stdin"}:
+        raise UserError(f"{where}: [program.install] is a table of makes, args and stdin")
+    makes, args, stdin = raw.get("makes"), raw.get("args", []), raw.get("stdin", "")
+    if not isinstance(makes, str) or not makes.startswith("/") or ".." in makes.split("/"):
+        raise UserError(f"{where}: [program.install] needs makes = the guest path of the "
+                        f"file it makes")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args) or any(
+            a.startswith("/") for a in args) or not isinstance(stdin, str):
+        raise UserError(f"{where}: [program.install] args are strings and stdin a string; "
+                        f"paths in them are relative to the guest's root (the step runs "
+                        f"there), never absolute")
+    return InstallStep(makes, tuple(args), stdin)
 
 
 # ---------------------------------------------------------------- the lock
@@ -404,9 +443,70 @@ def program_files(workload: str, workload_dir: Path, spec: ProgramSpec,
     files = {g: host for g, (_, host) in
              closure(tree, spec.path, elves, spec.library_dirs).items()}
     files.update({g: tree.find(g)[1] for g in data})
+    if spec.install:
+        files[spec.install.makes] = installed_file(workload, tree, debs, spec, files,
+                                                   progress)
     executable = guest_executable(workload, spec)
     files[executable] = files.pop(spec.path)
     return ProgramFiles(executable, files)
+
+
+# How :func:`installed_file` runs a step; part of each step's identity (a change of it
+# renames the runs that carry such a file).
+INSTALL_RECIPE = "install-1: env -i, setarch -R, cwd = the packages' tree, relative paths"
+
+
+def installed_file(workload: str, tree: Tree, debs: tuple[Deb, ...], spec: ProgramSpec,
+                   files: dict[str, Path], progress: Progress = print) -> Path:
+    """The file a package makes when installed, made once (cached by the lock and the step)
+    by running the program on the host as its maintainer script would in the guest.
+
+    Only what the step is given can reach the file's bytes, so that it is the same on every
+    host (tested): the working directory is a tree of every file of the locked packages at
+    its guest path, every path is relative to it (a program may record the paths it read,
+    as GAP's workspace does), the environment is empty (GAP records it too) and address
+    randomisation is off (GAP's workspace otherwise holds 57 bytes that differ between two
+    saves)."""
+    step = spec.install
+    final = cache_dir() / "installed" / hash_bytes(
+        hash_bytes(*sorted(lock_identity(debs).values())), step.identity())
+    made = final / PurePosixPath(step.makes).name
+    if made.is_file():
+        return made
+    progress(f"packages: making {step.makes} for {workload}, as its package's installation "
+             f"does")
+    loader = next(g for g in files if PurePosixPath(g).name.startswith("ld-linux"))
+    with publish_dir(final) as tmp, tempfile.TemporaryDirectory(prefix="schedlab-install-",
+                                                                dir=tmp.parent) as root:
+        for root_dir in tree.roots.values():
+            for p in root_dir.rglob("*"):
+                guest = "/" + str(p.relative_to(root_dir))
+                hit = None if p.is_dir() else tree.find(guest)
+                dest = Path(root) / guest.lstrip("/")
+                if hit and not dest.exists():
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.symlink_to(hit[1])
+        out = Path(root) / step.makes.lstrip("/")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        dirs = ":".join("." + d for d in _DEFAULT_LIB_DIRS)
+        argv = ["setarch", "-R", "." + loader, "--library-path", dirs, "." + spec.path,
+                *step.args]
+        try:
+            r = subprocess.run(argv, input=step.stdin, capture_output=True, text=True,
+                               cwd=root, env={}, timeout=600)
+        except FileNotFoundError:
+            raise UserError("setarch not found; it runs a package's installation step "
+                            "without address randomisation (Debian: apt install "
+                            "util-linux)") from None
+        except subprocess.TimeoutExpired:
+            raise UserError(f"{workload}: its installation step ran 10 minutes without "
+                            f"ending; check [program.install] (its stdin must end it)") from None
+        if r.returncode != 0 or not out.is_file():
+            last = ((r.stderr or r.stdout).strip().splitlines() or ["no output"])[-1]
+            raise UserError(f"{workload}: its installation step did not make {step.makes} "
+                            f"(exit {r.returncode}: {last}); check [program.install]")
+        os.replace(out, tmp / made.name)
+    return made
 
 
 def stage(files: ProgramFiles, root: Path) -> dict[str, Path]:

@@ -31,7 +31,7 @@ GUEST_INPUTS = "/schedlab/inputs"
 SIZE_CLASSES = ("smoke", "paper")
 
 _TOP_KEYS = {"summary", "studies", "substitutes", "sources", "ldflags", "sizes", "kind", "notes",
-             "program"}
+             "program", "inputs"}
 # work: the size's instructions relative to smoke, where known (campaign cost estimates).
 # inputs, stdin, stdout: real programs only (schedlab.guest.inputs; '{NAME}' in args, stdin
 # names an input's guest path; stdout is a file in the job's output directory).
@@ -54,6 +54,9 @@ class Workload:
     notes: str = ""
     # A real program from Debian packages (schedlab.guest.packages); None: compiled here.
     program: ProgramSpec | None = None
+    # A real program's inputs every size reads (a top-level [inputs] table); a size's own
+    # inputs of the same name replace them.
+    shared_inputs: dict = field(default_factory=dict, repr=False)
 
     @property
     def sizes(self) -> list[str]:
@@ -73,7 +76,7 @@ class Workload:
     def inputs(self, size: str = "smoke") -> dict[str, dict]:
         """The size's input definitions by name (schedlab.guest.inputs)."""
         self.args(size)
-        return dict(self.size_table[size].get("inputs", {}))
+        return {**self.shared_inputs, **self.size_table[size].get("inputs", {})}
 
     def input_guest_path(self, size: str, name: str) -> str:
         return f"{GUEST_INPUTS}/{self.name}/{size}/{name}"
@@ -193,6 +196,11 @@ def _load_one(d: Path) -> Workload:
     sizes = raw["sizes"]
     if not isinstance(sizes, dict) or "smoke" not in sizes:
         raise _bad(name, "needs at least [sizes.smoke]")
+    shared = raw.get("inputs", {})
+    if shared and not program:
+        raise _bad(name, "[inputs]: only a real program ([program]) takes inputs")
+    if not isinstance(shared, dict):
+        raise _bad(name, "[inputs] must map names to generator tables")
     for size, entry in sizes.items():
         if not isinstance(entry, dict):
             raise _bad(name, f"[sizes.{size}] must be a table")
@@ -208,16 +216,18 @@ def _load_one(d: Path) -> Workload:
             raise _bad(name, f"[sizes.{size}] expect must map output keys to values")
         if not isinstance(entry.get("until_stopped", False), bool):
             raise _bad(name, f"[sizes.{size}] until_stopped must be true or false")
-        _check_program_size(name, size, entry, program)
+        _check_program_size(name, size, entry, program, shared)
     return Workload(
         name=name, dir=d, summary=raw["summary"].strip(), studies=tuple(studies),
         substitutes=raw.get("substitutes", ""), sources=tuple(sources), ldflags=tuple(ldflags),
         size_table=sizes, kind=raw.get("kind", ""),
-        notes=raw.get("notes", ""), program=program)
+        notes=raw.get("notes", ""), program=program, shared_inputs=shared)
 
 
-def _check_program_size(name: str, size: str, entry: dict, program: ProgramSpec | None) -> None:
-    """A real program's size: its inputs can be made, and args/stdin name only those."""
+def _check_program_size(name: str, size: str, entry: dict, program: ProgramSpec | None,
+                        shared: dict) -> None:
+    """A real program's size: its inputs (its own and the shared ones) can be made, and
+    args/stdin name only those."""
     io = {"inputs", "stdin", "stdout"} & set(entry)
     if not program:
         if io:
@@ -230,7 +240,9 @@ def _check_program_size(name: str, size: str, entry: dict, program: ProgramSpec 
     for input_name, definition in defined.items():
         input_files.validate(definition, f"workloads/{name}/workload.toml [sizes.{size}] "
                                          f"inputs.{input_name}")
-    paths = {n: n for n in defined}
+    for input_name, definition in shared.items():
+        input_files.validate(definition, f"workloads/{name}/workload.toml [inputs.{input_name}]")
+    paths = {n: n for n in {**shared, **defined}}
     for text in [*entry["args"], *(entry[k] for k in ("stdin", "stdout") if k in entry)]:
         if not isinstance(text, str):
             raise _bad(name, f"[sizes.{size}] stdin and stdout must be strings")
