@@ -101,7 +101,7 @@ def table(records: list[dict]) -> str:
 
 # The studies' own requests that check each real program of a study (issue 51, item 4):
 # experiment, benchmark, and what else picks the request (its first repetition).
-STUDY_RUNS = (("kazempour-fig2", "parser", {}),
+STUDY_RUNS = (("kazempour-fig2", "parser", {}), ("kazempour-fig2", "gap", {}),
               *(("lee-fig18-23", b, {"policy": "vanilla", "machine": "clovertown-x5365"})
                 for b in ("sphinx", "h264ref")))
 
