@@ -318,7 +318,7 @@ def _report_run(run_dir: Path, machine) -> None:
         from schedlab.analysis import mixer
         for line in mixer.analyse_run(run_dir, llc_groups=[list(g) for g in machine.llc_groups]):
             click.echo(line)
-    if res["backend"]["name"] == BackendName.QEMU:
+    if not get_backend(res["backend"]["name"]).timing_model:
         click.echo("note: QEMU runs are functional; IPC and cache misses need the gem5 "
                    "backend (set GEM5=/path/to/gem5.fast, see README)")
     click.echo(f"results: {run_dir}")

@@ -206,6 +206,14 @@ def test_a_real_program_brings_its_locked_libraries_not_the_hosts(name):
                 assert any(g.endswith("/" + soname) for g in files.files), (guest, soname)
 
 
+@needs_apt
+def test_a_programs_files_are_found_once_a_process():
+    """A campaign resolves each of its runs: the files of a program are looked up once."""
+    w = workloads.get("debian-gzip")
+    first = packages.program_files(w.name, w.dir, w.program, progress=lambda s: None)
+    assert packages.program_files(w.name, w.dir, w.program, progress=lambda s: None) is first
+
+
 def test_every_real_program_is_characterised_from_its_current_lock_and_inputs():
     from schedlab.guest import characterise
 

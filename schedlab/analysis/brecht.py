@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import get_backend
 from schedlab.analysis.figures import FigureContext, finish
 from schedlab.analysis.slices import trace_lost_events
 from schedlab.analysis.tables import rows
@@ -343,7 +343,7 @@ def _bars(stats: pd.DataFrame, condition: str, label, ax, ylabel: str,
 
 
 def _timing_note(ctx: FigureContext) -> str:
-    return " " + QEMU_TIMING if ctx.backend == BackendName.QEMU else ""
+    return "" if get_backend(ctx.backend).timing_model else " " + QEMU_TIMING
 
 
 def draw(experiment, tables: dict[str, pd.DataFrame], ctx: FigureContext,

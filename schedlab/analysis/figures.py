@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import BackendName, get_backend
 
 WHISKERS = ("bars: mean; whiskers: mean ± 2 standard deviations (the lower one stops at zero for "
             "a quantity that cannot be negative); n: runs per bar")
@@ -97,9 +97,10 @@ class FigureContext:
                          f"{prov.get('image', '?')}; {prov.get('runs', '?')} runs.")
         if self.reduction:
             parts.append(f"Scale {self.scale}: {self.reduction}.")
-        if self.notes and self.backend == BackendName.GEM5:   # the notes describe the gem5 model
+        timing = get_backend(self.backend).timing_model
+        if self.notes and timing:           # the notes describe the timing model
             parts.append(self.notes)
-        if self.variability and self.backend == BackendName.GEM5:
+        if self.variability and timing:     # the spread of timing metrics
             parts.append(self.variability)
         return " ".join(parts)
 

@@ -51,6 +51,7 @@ CPU_MODELS = tuple(c.value for c in CpuModel)
 class Backend(Protocol):
     name: BackendName
     timing_model: bool          # caches and latencies modelled (IPC, misses), or not
+    attributes_tasks: bool      # counters split per task at each context switch (an m5 op)
     default_timeout_s: float    # host seconds a run may take unless the request says
     trace_buffer_kb: int        # per-CPU scheduler-trace buffer unless the request says
 

@@ -181,6 +181,7 @@ class QemuBackend:
 
     name = BackendName.QEMU
     timing_model = False
+    attributes_tasks = False
     default_timeout_s = 1800.0
     # A QEMU run lasts seconds to minutes of guest time: room for every switch.
     trace_buffer_kb = 8192

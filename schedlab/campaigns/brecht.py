@@ -20,7 +20,7 @@ Repetitions differ in the streams' start offsets.
 
 from __future__ import annotations
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import get_backend
 from schedlab.analysis import brecht as analysis
 from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.machine import load_machine
@@ -80,7 +80,7 @@ def _streams(parallelism: int, scale: str, delay_ms: float, backend: str) -> Wor
         # applications, one round instead of 15.
         apps = APPS[parallelism]
         smaller = (("--app-args", f"{app}={GEM5_SMOKE_PROBLEMS[app]}")
-                   for app in apps.split(",")) if backend == BackendName.GEM5 else ()
+                   for app in apps.split(",")) if get_backend(backend).timing_model else ()
         return WorkloadRequest("streams", size="smoke", start_delay_ms=delay_ms,
                                args=("--streams", str(JOB_CPUS // parallelism),
                                      "--threads", str(parallelism), "--repeat", "1",

@@ -10,7 +10,7 @@ task). Repetitions differ in the mixer's start offset against the 1 ms timer tic
 
 from __future__ import annotations
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import BackendName, get_backend
 from schedlab.analysis import demarchi as analysis
 from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.guest import workloads
@@ -91,7 +91,7 @@ def mixer_runs(machines: list[str], scale: str, backend: str,
                     jobs=(WorkloadRequest("mixer", size=size or SIZE[scale], sched="fifo",
                                           prio=50,
                                           start_delay_ms=OFFSETS_MS[rep]),),
-                    background=BACKGROUND, attribute_tasks=backend == BackendName.GEM5,
+                    background=BACKGROUND, attribute_tasks=get_backend(backend).attributes_tasks,
                     boot_args=IDLE_BOOT_ARGS[idle],
                     trace_buffer_kb=(TRACE_BUFFER_KB.get(size or SIZE[scale])
                                      if backend == BackendName.GEM5 else None),

@@ -15,7 +15,7 @@ the benchmarks' inputs are fixed by their checksums.
 
 from __future__ import annotations
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import get_backend
 from schedlab.analysis import kazempour as analysis
 from schedlab.campaigns.experiment import Analysis, Experiment
 from schedlab.campaigns.programs import program, warmup_s
@@ -114,7 +114,7 @@ def l1_affinity(machines, benchmarks, base_vectors, retentions, quanta, scale: s
                                                           cpu_share=0.5),
                                                       **SHARED_CPU),),
                                 background=tuple(background),
-                                attribute_tasks=backend == BackendName.GEM5,
+                                attribute_tasks=get_backend(backend).attributes_tasks,
                                 label={"machine": machine, "benchmark": bench, "bv": bv,
                                        "affinity": "high" if bv == "bv_0" else "low",
                                        "l2_retention": retention, "quantum_ms": q,
@@ -159,7 +159,8 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
                                               warmup=warmup_s(
                                                   main, machine, WARMUP_S[scale],
                                                   cpu_share=min(1.0, cores / tasks))),),
-                        background=tuple(others), attribute_tasks=backend == BackendName.GEM5,
+                        background=tuple(others),
+                        attribute_tasks=get_backend(backend).attributes_tasks,
                         label={"machine": machine, "benchmark": main,
                                "interfering": interfering, "affinity": affinity,
                                "quantum_ms": 2, "rep": rep}))

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import get_backend
 from schedlab.analysis import lee as analysis
 from schedlab.analysis.lee import pair_fits
 from schedlab.campaigns.experiment import Analysis, Experiment
@@ -310,7 +310,7 @@ def _fig17(scale, backend):
                     out.append(RunRequest(
                         machine=machine, backend=backend, policy=policy,
                         sysctl=regioning_sysctl(backend, scale),
-                        attribute_tasks=backend == BackendName.GEM5,
+                        attribute_tasks=get_backend(backend).attributes_tasks,
                         jobs=(_benchmark(bench, machine, scale, backend),),
                         # Each memlat keeps its seed (rep + 1 to rep + 3) in every order.
                         background=tuple(_memlat(memlats[k], 2**16, rep + 1 + k, scale,
@@ -330,7 +330,7 @@ def _spec_unify(scale, backend):
                     out.append(RunRequest(
                         machine=machine, backend=backend, policy=policy,
                         sysctl=regioning_sysctl(backend, scale),
-                        attribute_tasks=backend == BackendName.GEM5,
+                        attribute_tasks=get_backend(backend).attributes_tasks,
                         jobs=(_benchmark(bench, machine, scale, backend, 0.3 * rep),),
                         label={"machine": machine, "benchmark": bench, "policy": policy,
                                "rep": rep}))
@@ -341,7 +341,7 @@ def _main_program(main: str, scale: str, backend: str, smoke_args: tuple[str, ..
                   delay_ms: float) -> WorkloadRequest:
     """Figs. 24 and 25's main program: on gem5 after the warm-up, sized to outlast it (see
     GEM5_MAIN); on QEMU from its start, its smoke size plus ``smoke_args``."""
-    if backend == BackendName.GEM5:
+    if get_backend(backend).timing_model:     # every instruction simulated in detail
         args, bound_s = GEM5_MAIN[(main, scale)]
         return WorkloadRequest(main, size=scale, args=args, duration=bound_s,
                                warmup=regioning(backend, scale, consolidated=True).warmup_s,
@@ -368,7 +368,7 @@ def _consolidated(main: str, other: str, smoke_args: tuple[str, ...] = (),
                         machine=machine, backend=backend,
                         policy="vanilla" if policy == "alone" else policy,
                         sysctl=regioning(backend, scale, consolidated=True).sysctl(),
-                        attribute_tasks=attribute and backend == BackendName.GEM5,
+                        attribute_tasks=attribute and get_backend(backend).attributes_tasks,
                         jobs=(_main_program(main, scale, backend, smoke_args, 0.2 * rep),),
                         background=background,
                         label={"machine": machine, "condition": policy, "rep": rep}))

@@ -43,7 +43,7 @@ from elftools.elf.elffile import ELFFile
 
 from schedlab.errors import UserError
 from schedlab.paths import cache_dir
-from schedlab.store import hash_bytes, hash_file, publish_dir, write_atomic
+from schedlab.store import file_signature, hash_bytes, hash_file, publish_dir, write_atomic
 
 Progress = Callable[[str], None]
 
@@ -425,9 +425,25 @@ def guest_executable(workload: str, spec: ProgramSpec) -> str:
     return f"{GUEST_PKG}/{workload}/{spec.guest_name}"
 
 
+# program_files by (workload, its lock's signature, its [program] table): a campaign
+# resolves each of its runs (a study 1 figure has dozens with the same program), and
+# finding the files walks every file of the unpacked packages (about 1 s for GAP's).
+_PROGRAM_FILES: dict[tuple, ProgramFiles] = {}
+
+
 def program_files(workload: str, workload_dir: Path, spec: ProgramSpec,
                   progress: Progress = print) -> ProgramFiles:
     """Everything the program needs in the guest, from the locked packages alone."""
+    key = (workload, str(workload_dir), file_signature(workload_dir / LOCK_NAME), spec,
+           str(cache_dir()))
+    found = _PROGRAM_FILES.get(key)
+    if found is None or not all(p.exists() for p in found.files.values()):
+        found = _PROGRAM_FILES[key] = _program_files(workload, workload_dir, spec, progress)
+    return found
+
+
+def _program_files(workload: str, workload_dir: Path, spec: ProgramSpec,
+                   progress: Progress) -> ProgramFiles:
     debs = read_lock(workload_dir)
     missing = {*spec.packages, LIBC} - {d.name for d in debs}
     if missing:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import get_backend
 from schedlab.analysis.figures import FigureContext
 from schedlab.machine import format_cpus, load_machine
 
@@ -21,7 +21,7 @@ PROGRAM_COLOURS = ("#4c72b0", "#c44e52", "#55a868", "#8c8c8c", "#8172b2")
 
 
 def _timing_note(ctx: FigureContext) -> str:
-    if ctx.backend != BackendName.QEMU:
+    if get_backend(ctx.backend).timing_model:
         return ""
     return (" On QEMU the rates are the guest's wall clock on a loaded host, and a hinting "
             "fault costs far more (relative to an access) than on gem5: regions form "

@@ -7,7 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from schedlab.backends.backend import BackendName
+from schedlab.backends.backend import get_backend
 from schedlab.analysis.figures import (CHANGE_NOTE, WHISKERS, FigureContext, condition_stats,
                                        paired_bars, whiskers)
 from schedlab.analysis.lee.common import (CACHE_COLOURS, POLICY_COLOURS, _per_machine,
@@ -59,7 +59,7 @@ def _fig9(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
 def _overheads(frame: pd.DataFrame, ctx: FigureContext, dest: Path) -> list[Path]:
     norm = normalised(frame)
     unify = norm[norm["policy"] == "region-unify"]
-    cost = micro_schedule_cost(frame) if ctx.backend == BackendName.GEM5 else pd.DataFrame()
+    cost = micro_schedule_cost(frame) if get_backend(ctx.backend).timing_model else pd.DataFrame()
     fig, axes = plt.subplots(1, 2 if len(cost) else 1, figsize=(12 if len(cost) else 7, 4.5),
                              squeeze=False)
     ax = axes[0, 0]

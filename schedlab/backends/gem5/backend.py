@@ -153,6 +153,7 @@ class Gem5Backend:
 
     name = BackendName.GEM5
     timing_model = True
+    attributes_tasks = True
     # A detailed run of a large machine (Hector's 16 cores) takes hours; a first boot to the
     # checkpoint is not counted.
     default_timeout_s = 6 * 3600.0
