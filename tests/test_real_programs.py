@@ -516,6 +516,35 @@ def test_a_real_programs_region_begins_after_its_start_up():
     assert programs.program("art") == "art"
 
 
+def test_a_runs_region_follows_the_start_up_of_every_program_in_it():
+    """Of every study's run at smoke scale on gem5, each real program, the measured one or
+    one beside it, has started before the region: the run's warm-up is at least its
+    declared start-up and its start-up instructions at one per cycle with the whole CPU."""
+    from schedlab.campaigns.experiment import registry
+    from schedlab.campaigns.programs import STARTUP_MARGIN
+    from schedlab.guest import characterise
+    from schedlab.machine import load_machine
+
+    checked = set()
+    for experiment in registry().values():
+        if not experiment.implemented or experiment.study == "demo":
+            continue
+        for request in experiment.requests("smoke", "gem5"):
+            warmup = max(j.warmup for j in request.jobs)
+            clock = load_machine(request.machine).clock_hz
+            for job in (*request.jobs, *request.background):
+                w = workloads.get(job.workload)
+                if not w.is_real_program:
+                    continue
+                startup = characterise.startup_instructions(w.name) or 0
+                needed = max(w.program.startup_s, round(STARTUP_MARGIN * startup / clock, 3))
+                assert warmup >= needed, (experiment.name, request.label, w.name, warmup)
+                checked.add((experiment.name, w.name))
+    # Among them the interfering programs of study 1's figures 4 and 5 (GAP, link-parser).
+    assert {("kazempour-fig4", "debian-gap"), ("kazempour-fig5", "debian-link-parser"),
+            ("lee-fig24", "debian-pocketsphinx")} <= checked
+
+
 def test_the_readmes_comparison_table_is_the_commands():
     from schedlab.campaigns.programs import comparison_table
 

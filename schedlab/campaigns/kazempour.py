@@ -137,6 +137,11 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
         # while they start (the warm-up of a real program's start-up).
         tasks = MAIN_COPIES[machine] + INTERFERING_COPIES[machine]
         for main, interfering in GROUPS:
+            # The region follows the start-up of every program in the run: an interfering
+            # real program still starting (link-parser reading its dictionary, GAP restoring
+            # its workspace) would interfere as its start-up, not as itself.
+            warmup = max(warmup_s(p, machine, WARMUP_S[scale], cpu_share=min(1.0, cores / tasks))
+                         for p in (main, interfering))
             for affinity in ("high", "low"):
                 for rep in range(REPS[scale]):
                     offset = offset_ms(rep, REPS[scale])
@@ -156,9 +161,7 @@ def l2_affinity(machines, scale: str, backend: str) -> list[RunRequest]:
                         policy="quantum-2ms" if affinity == "high" else "no-affinity-2ms",
                         jobs=(WorkloadRequest(program(main), size=scale, cpus=bound(0),
                                               duration=REGION_S[scale],
-                                              warmup=warmup_s(
-                                                  main, machine, WARMUP_S[scale],
-                                                  cpu_share=min(1.0, cores / tasks))),),
+                                              warmup=warmup),),
                         background=tuple(others),
                         attribute_tasks=get_backend(backend).attributes_tasks,
                         label={"machine": machine, "benchmark": main,
