@@ -5,6 +5,7 @@ inputs are never built or run twice, and is published by renaming a finished tem
 directory into place, so an interrupted build or run never leaves a half-written result.
 """
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -16,6 +17,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
+
+from schedlab import paths
 
 
 def hash_bytes(*parts: bytes | str) -> str:
@@ -137,6 +140,45 @@ def publish_dir(final: Path) -> Iterator[Path]:
         raise
     finally:
         os.close(lock)
+
+
+# Less free space than this, where a run just failed, means the disk was full:
+# a run's writers (QEMU's console, gem5's statistics dumps) write up to about 1 MiB at once.
+FULL_BELOW_BYTES = 1 << 20
+
+
+def disk_full(directory: Path) -> OSError | None:
+    """ENOSPC naming ``directory`` if its filesystem is full, else None.
+
+    A program writing into a run's directory (QEMU's console, gem5's statistics) that meets
+    a full disk fails in its own words, which blame the guest or the run; its caller asks
+    this before cleaning anything up, and raises the cause the user can fix instead."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return None
+    if st.f_bavail * st.f_frsize >= FULL_BELOW_BYTES:
+        return None
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(directory))
+
+
+def keep_failed(logs: Path, run_dir: Path, backend: str,
+                ignore: Callable | None = None) -> Path | None:
+    """Copy a failed run's logs (a file or a directory) out of its staging directory, which
+    is removed on failure, to ``<cache>/<backend>-failed/<time>-<run dir>``; the copy's path,
+    or None where even that cannot be written (the message then names the staging path)."""
+    kept = (paths.cache_dir() / f"{backend}-failed"
+            / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}")
+    try:
+        if logs.is_dir():
+            shutil.copytree(logs, kept, ignore=ignore)
+        else:
+            kept.mkdir(parents=True)
+            shutil.copyfile(logs, kept / logs.name)
+            kept = kept / logs.name
+    except OSError:
+        return None
+    return kept
 
 
 @contextmanager

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 COMMANDS = ["demo", "test", "machines", "build", "run", "doctor", "workloads", "boot", "sweep",
             "reproduce"]
@@ -271,6 +273,53 @@ def test_an_unwritable_or_full_results_directory_is_one_line(tmp_path, options, 
                        env={"SCHEDLAB_RESULTS": str(where / "results")})
         _one_line_error(proc, fragment)
     finally:
+        subprocess.run(["umount", str(where)], capture_output=True)
+
+
+SLEEPER = r"""#include <stdio.h>
+#include <unistd.h>
+
+int main(void)
+{
+	sleep(5);
+	printf("answer=42\n");
+	return 0;
+}
+"""
+
+
+def test_a_disk_that_fills_during_a_run_is_one_line_and_leaves_nothing(tmp_path):
+    """The results' disk fills while QEMU writes the guest's console: the error names the
+    full disk (not the guest, whose console came out empty), no run is published and the
+    staging directory is removed."""
+    from schedlab.store import STAGING_NAME
+    where = tmp_path / "mnt"
+    if not _tmpfs(where, "size=64m"):
+        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
+    src = tmp_path / "sleeper.c"
+    src.write_text(SLEEPER)
+    results = where / "results"
+    env = {**os.environ, "SCHEDLAB_IN_VENV": "1", "SCHEDLAB_RESULTS": str(results)}
+    proc = subprocess.Popen([sys.executable, "run.py", "run", "--backend", "qemu", "--machine",
+                             "clovertown-e5320-mup", "--workload", str(src)], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        # QEMU starts once the console exists (the payload and the initramfs are written).
+        while not list(results.glob(".*/console.log")) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the run never started QEMU"
+            time.sleep(0.1)
+        subprocess.run(["dd", "if=/dev/zero", f"of={where / 'fill'}", "bs=1M", "count=100"],
+                       capture_output=True)
+        out, err = proc.communicate(timeout=900)
+        _one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err),
+                        f"no space left on the device of {results}")
+        assert not list(results.glob("*/results.json"))
+        assert not [p for p in results.iterdir() if STAGING_NAME.fullmatch(p.name)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
         subprocess.run(["umount", str(where)], capture_output=True)
 
 

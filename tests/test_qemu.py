@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -109,8 +111,11 @@ def test_guest_that_dies_before_ready_is_reported(results_dir):
     request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
                          boot_args=("rdinit=/nonexistent", "init=/nonexistent"),
                          ready_timeout=120)
-    with pytest.raises(UserError, match="stopped before its ready marker"):
+    with pytest.raises(UserError, match="stopped before its ready marker") as failed:
         execute(prepare(request, progress=print), progress=print)
+    # The console it names outlives the staging directory, which the failure removed.
+    console = Path(re.search(r"\(console: (\S+)\)", str(failed.value)).group(1))
+    assert console.is_file() and "Kernel panic" in console.read_text(errors="replace")
 
 
 def test_user_program_runs_like_a_workload(results_dir, tmp_path):

@@ -26,6 +26,7 @@ from schedlab.guest.payload import QEMU_PAYLOAD
 from schedlab.guest.protocol import READY_MARKER, parse_console
 from schedlab.machine import MachineSpec, format_cpus
 from schedlab.processes import die_with_parent
+from schedlab.store import disk_full, keep_failed
 
 QEMU = "qemu-system-x86_64"
 # TCG needs no more than this to boot and run the workloads; the catalogue's sizes (up to
@@ -235,6 +236,13 @@ class QemuBackend:
         try:
             text = boot(cmd, console, req.ready_timeout, req.timeout or self.default_timeout_s,
                         prepared.guest.nonce, progress)
+        except UserError as e:
+            if full := disk_full(out):
+                raise full from e
+            # The staging directory goes with the failure; the console the message names
+            # must outlive it.
+            kept = keep_failed(console, out, "qemu")
+            raise UserError(str(e).replace(str(console), str(kept or console))) from None
         finally:
             for f in (initrd, run_cpio, payload):
                 f.unlink(missing_ok=True)

@@ -17,12 +17,10 @@ import json
 import os
 import shutil
 import tarfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from schedlab import paths
 from schedlab.backends.gem5.binary import Gem5Error, config_hash, probe
 from schedlab.backends.gem5.checkpoint import GuestKernel, ensure_checkpoint
 from schedlab.backends.gem5.options import Gem5Options, RunSettings
@@ -30,7 +28,7 @@ from schedlab.backends.gem5.plan import CPU_TYPES, BoardPlan
 from schedlab.backends.gem5.process import CONSOLE, command, execute
 from schedlab.backends.gem5.stats import parse_stats_file
 from schedlab.errors import UserError
-from schedlab.store import write_atomic
+from schedlab.store import disk_full, keep_failed, write_atomic
 
 Progress = Callable[[str], None]
 # In gem5's output directory: the payload served to m5 readfile; what the guest's m5
@@ -124,11 +122,12 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     try:
         result = execute(cmd, outdir, progress, timeout=job.timeout)
     except Gem5Error as e:
+        if full := disk_full(run_dir):
+            raise full from e
         # The run directory is unpublished on failure; keep gem5's logs where they survive.
-        kept = (paths.cache_dir() / "gem5-failed"
-                / f"{time.strftime('%Y%m%dT%H%M%S')}-{run_dir.name}")
-        shutil.copytree(outdir, kept, ignore=shutil.ignore_patterns("*.cpt", READFILE))
-        raise Gem5Error(str(e).replace(str(outdir), str(kept))) from None
+        kept = keep_failed(outdir, run_dir, "gem5",
+                           ignore=shutil.ignore_patterns("*.cpt", READFILE))
+        raise Gem5Error(str(e).replace(str(outdir), str(kept or outdir))) from None
     finally:
         if (outdir / CONSOLE).exists():
             shutil.copyfile(outdir / CONSOLE, run_dir / "console.log")
