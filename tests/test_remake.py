@@ -5,6 +5,7 @@ the repetitions asked of a spread; and the committed plan naming today's definit
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,5 +77,36 @@ def test_the_committed_plan_names_today_s_definitions(steps):
     studies = {r[0]: int(r[5]) for r in _table_rows(text, "| study |")}
     assert studies == {"kazempour": kazempour.REPS["smoke"], "demarchi": demarchi.REPS["smoke"],
                        "lee": lee.REPS["smoke"], "brecht": brecht.REPS["smoke"]}
+    # The price is the snapshot taken before the first run: committed re-made runs
+    # re-calibrate today's model, so the plan is held to its own columns, and its real cost
+    # is recorded beside it (bench/bench_remake_cost.py).
+    hours = [float(r[8]) for r in planned]
+    assert float(planned[-1][9]) == pytest.approx(sum(hours), abs=0.05 * len(hours))  # rounding
     total = float(re.search(r"Planned: \*\*(\d+) host hours\*\*", text)[1])
-    assert total == pytest.approx(round(sum(s.hours for s in steps)), abs=0.5)
+    assert total == pytest.approx(round(sum(hours)), abs=0.5)
+
+
+def test_the_cost_record_counts_each_committed_run_once_at_its_first_step(monkeypatch,
+                                                                          tmp_path):
+    """bench_remake_cost: a run two steps share (demarchi-table1 and -fig3) is priced at the
+    first step that makes it, and only runs whose ids today's tree computes count."""
+    import pandas as pd
+
+    sys.path.insert(0, str(PLAN.parent.parent))
+    from bench import bench_remake_cost as cost
+    plan = tmp_path / "remake.md"
+    plan.write_text("| # | experiment | claims | runs | new runs | repetitions | spread | resolves "
+            "| host hours | total |\n|---|---|---|---|---|---|---|---|---|---|\n"
+            "| 1 | demarchi-table1 | D1 | 40 | 40 | 5 | - | - | 8.0 | 8.0 |\n"
+            "| 2 | demarchi-fig3 | D5 | 20 | 0 | 5 | - | - | 0.0 | 8.0 |\n")
+    made = {"demarchi-table1": pd.DataFrame({"run_id": ["a", "b"], "gem5_cpu_s": [1800.0, 1800.0],
+                                             "gem5_host_s": [3600.0, 3600.0]}),
+            "demarchi-fig3": pd.DataFrame({"run_id": ["a"], "gem5_cpu_s": [1800.0],
+                                           "gem5_host_s": [3600.0]})}
+    monkeypatch.setattr(cost, "made_runs", made.__getitem__)
+    record = cost.measure(plan)
+    demarchi = record["studies"]["demarchi"]
+    assert demarchi["runs"] == 2 and demarchi["planned_runs"] == 40
+    assert demarchi["price_of_runs_made"] == pytest.approx(0.4)       # 8 h / 40 runs x 2
+    assert demarchi["cpu_hours"] == pytest.approx(1.0)
+    assert "| demarchi | 2 / 40 | 0.4 | 1.0 | 2.50 | 8.0 | 20.0 | 2.0 |" in cost.table([record])
