@@ -11,7 +11,6 @@ Python's own start and the imports. Issue 49's target: under 5 s each on a warm 
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, report_or_measure  # noqa: E402
+from bench.records import record_parser, report_or_measure  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = {"list": ["reproduce", "--list"], "report": ["report"]}
@@ -51,8 +50,7 @@ def table(records: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_record_options(parser)
+    parser = record_parser(__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     report_or_measure(args, table, lambda: measure(args.repeat))

@@ -16,14 +16,13 @@ they took, the ratio, and the study's whole price scaled by it.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, head_commit, report_or_measure  # noqa: E402
+from bench.records import head_commit, record_parser, report_or_measure  # noqa: E402
 
 PLAN = Path(__file__).resolve().parent.parent / "docs" / "remake.md"
 
@@ -106,8 +105,7 @@ def table(records: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_record_options(parser)
+    parser = record_parser(__doc__)
     report_or_measure(parser.parse_args(), table, measure)
 
 

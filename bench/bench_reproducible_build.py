@@ -16,7 +16,6 @@ build in CI.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -30,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import add_record_options, report_or_measure  # noqa: E402
+from bench.records import record_parser, report_or_measure  # noqa: E402
 from schedlab import paths  # noqa: E402
 from schedlab.guest.reproducible import toolchain_identity  # noqa: E402
 
@@ -92,8 +91,7 @@ def table(records: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_record_options(parser)
+    parser = record_parser(__doc__)
     parser.add_argument("--shift", type=int, default=400, help="days to shift the clock by")
     parser.add_argument("--rates", type=int, nargs="+", default=[1000, 100],
                         help="guest tick rates to build (the catalogue's are 1000 and 100)")

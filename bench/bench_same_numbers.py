@@ -17,7 +17,6 @@ columns do.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import (add_record_options, add_run_selection, head_commit,  # noqa: E402
+from bench.records import (add_run_selection, head_commit, record_parser,  # noqa: E402
                            report_or_measure)
 
 # Columns that name inputs or the host rather than what was simulated: reported, not compared.
@@ -106,8 +105,7 @@ def table(records: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_record_options(parser)
+    parser = record_parser(__doc__)
     add_run_selection(parser)
     parser.add_argument("--before", type=Path, help="the earlier tree's results store")
     parser.add_argument("--jobs", type=int, default=1)

@@ -20,7 +20,6 @@ the table.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -30,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.records import (add_record_options, add_run_selection, head_commit,  # noqa: E402
+from bench.records import (add_run_selection, head_commit, record_parser,  # noqa: E402
                            report_or_measure)
 
 
@@ -101,8 +100,7 @@ def table(records: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_record_options(parser)
+    parser = record_parser(__doc__)
     add_run_selection(parser)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--metric", default=None, help="default: the experiment's own")

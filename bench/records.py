@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -38,6 +39,14 @@ def head_commit() -> str:
     """The checkout's commit, short (a record says what code measured it)."""
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True, cwd=Path(__file__).parent).stdout.strip()
+
+
+def record_parser(doc: str) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring's first paragraph as the description, and
+    the record options below."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    add_record_options(parser)
+    return parser
 
 
 def add_record_options(parser) -> None:
