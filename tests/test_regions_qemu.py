@@ -86,6 +86,47 @@ int main(int argc, char **argv)
 }
 """
 
+# hop PID: move PID's threads to a CPU of the other cache than the one it runs on, and
+# allow every CPU again at once: a move the region code did not make, as CFS's balancing
+# makes them, without a pinned moment long enough for a touch of a remote region (which
+# would open that region where the thread is: test_a_region_is_opened_...).
+HOP_C = r"""
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+	char path[64], comm[64], state;
+	int cpu = -1, i, to;
+	cpu_set_t one, all;
+	FILE *f;
+
+	if (argc != 2)
+		return 2;
+	snprintf(path, sizeof(path), "/proc/%s/stat", argv[1]);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%*d (%63[^)]) %c", comm, &state) != 2)
+		return 1;
+	for (i = 3; i <= 39; i++)	/* field 39: the CPU it last ran on */
+		if (fscanf(f, "%d", &cpu) != 1 && fscanf(f, "%*s") != 0)
+			return 1;
+	fclose(f);
+	to = cpu < 2 ? 2 : 0;		/* caches {0,1} and {2,3} */
+	CPU_ZERO(&one);
+	CPU_SET(to, &one);
+	CPU_ZERO(&all);
+	for (i = 0; i < 4; i++)
+		CPU_SET(i, &all);
+	if (sched_setaffinity(atoi(argv[1]), sizeof(one), &one) ||
+	    sched_setaffinity(atoi(argv[1]), sizeof(all), &all))
+		return 1;
+	printf("hop_from=%d\nhop_to=%d\n", cpu, to);
+	return 0;
+}
+"""
+
 INIT = INIT_PREAMBLE + r"""for a in $(cat /proc/cmdline); do
     case $a in
     schedtest=*) TEST=${a#schedtest=};; policy=*) POLICY=${a#policy=};; dumptrace) DUMPTRACE=1;;
@@ -186,6 +227,13 @@ hold)
     RATE=1 SHARE=${SHARE_ARG:-10} MISS=1000000 setup 1
     STARTED='sleep 0.5; echo 60000 > /proc/sys/kernel/sched_region_period_ms' run 16 1MiB
     ;;
+hop)
+    # One regioning phase, then memlat's thread moved to the other cache by hop (below).
+    setup 1
+    STARTED='sleep 0.5; echo 60000 > /proc/sys/kernel/sched_region_period_ms; sleep 3.5
+             echo "before_hop=$(sed -n "s/^micro_schedules: //p" /proc/$first/sched_regions)"
+             /hop $first; echo "hopped_at=$(cut -d" " -f1 /proc/uptime)"' run 8 1MiB
+    ;;
 cold)
     RATE=1 MISS=0 setup 1
     run 8 1MiB
@@ -238,9 +286,9 @@ def initramfs(tmp_path_factory) -> Path:
 
 
 def make_initramfs(root: Path) -> Path:
-    """busybox, memlat, regjoin and the scenarios' /init."""
+    """busybox, memlat, regjoin, hop and the scenarios' /init."""
     from schedlab.guest.programs import binary
-    return scenario_initramfs(root, INIT, {"regjoin": (REGJOIN_C, [])},
+    return scenario_initramfs(root, INIT, {"regjoin": (REGJOIN_C, []), "hop": (HOP_C, [])},
                               {"memlat": binary("memlat")})
 
 
@@ -494,6 +542,22 @@ def test_a_region_is_opened_in_the_cache_of_a_thread_that_may_not_run_in_its_own
     assert counters["micro_schedules"] >= 1, counters
     cache = caches(files["sched_regions"])
     assert cache[0]["regions"] >= 2 and cache[2]["regions"] == 0, cache
+
+
+@pytest.mark.timeout(2 * BOOT_TIMEOUT)
+def test_a_thread_moved_by_other_means_is_still_micro_scheduled(kernel, initramfs):
+    # Unification, one regioning phase; then memlat's thread is moved to the other cache by
+    # an affinity change (as CFS's balancing moves threads). Its first touch of the region
+    # of the cache it now runs in must close the region of the cache it left, so that its
+    # next visit there faults and moves it back: micro-schedules go on for the 4 s after the
+    # hop (memlat switches regions every 0.1 to 1 s), without another phase.
+    v, files, console, counters, table = one_memlat(kernel, initramfs, "hop", 2,
+                                                    two_regions=True)
+    big = big_regions(table, REGION_PAGES)
+    assert len(big) == 2 and {r["llc"] for r in big} == set(LLCS), (table, console[-3000:])
+    assert v["hop_from"] != "" and int(v["hop_to"]) in LLCS, v
+    after = counters["micro_schedules"] - int(v["before_hop"])
+    assert int(v["before_hop"]) >= 1 and after >= 2, (v, counters, console[-3000:])
 
 
 @pytest.mark.timeout(2 * BOOT_TIMEOUT)
