@@ -99,7 +99,8 @@ HOP_C = r"""
 int main(int argc, char **argv)
 {
 	char path[64], comm[64], state;
-	int cpu = -1, i, to;
+	long long field = -1;
+	int cpu, i, to;
 	cpu_set_t one, all;
 	FILE *f;
 
@@ -109,10 +110,11 @@ int main(int argc, char **argv)
 	f = fopen(path, "r");
 	if (!f || fscanf(f, "%*d (%63[^)]) %c", comm, &state) != 2)
 		return 1;
-	for (i = 3; i <= 39; i++)	/* field 39: the CPU it last ran on */
-		if (fscanf(f, "%d", &cpu) != 1 && fscanf(f, "%*s") != 0)
+	for (i = 4; i <= 39; i++)	/* field 39: the CPU it last ran on */
+		if (fscanf(f, "%lld", &field) != 1)
 			return 1;
 	fclose(f);
+	cpu = (int)field;
 	to = cpu < 2 ? 2 : 0;		/* caches {0,1} and {2,3} */
 	CPU_ZERO(&one);
 	CPU_SET(to, &one);
