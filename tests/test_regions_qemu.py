@@ -121,8 +121,9 @@ int main(int argc, char **argv)
 	CPU_ZERO(&all);
 	for (i = 0; i < 4; i++)
 		CPU_SET(i, &all);
-	if (sched_setaffinity(atoi(argv[1]), sizeof(one), &one) ||
-	    sched_setaffinity(atoi(argv[1]), sizeof(all), &all))
+	if (sched_setaffinity(atoi(argv[1]), sizeof(one), &one))
+		return 1;
+	if (sched_setaffinity(atoi(argv[1]), sizeof(all), &all))
 		return 1;
 	printf("hop_from=%d\nhop_to=%d\n", cpu, to);
 	return 0;
