@@ -313,7 +313,7 @@ def test_a_disk_that_fills_during_a_run_is_one_line_and_leaves_nothing(tmp_path)
                        capture_output=True)
         out, err = proc.communicate(timeout=900)
         _one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err),
-                        f"no space left on the device of {results}")
+                        f"no space left on the device of {results}; ")
         assert not list(results.glob("*/results.json"))
         assert not [p for p in results.iterdir() if STAGING_NAME.fullmatch(p.name)]
     finally:

@@ -237,7 +237,7 @@ class QemuBackend:
             text = boot(cmd, console, req.ready_timeout, req.timeout or self.default_timeout_s,
                         prepared.guest.nonce, progress)
         except UserError as e:
-            if full := disk_full(out):
+            if full := disk_full(out.parent):   # the results directory, not staging
                 raise full from e
             # The staging directory goes with the failure; the console the message names
             # must outlive it.

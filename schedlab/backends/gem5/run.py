@@ -122,7 +122,7 @@ def run(job: Gem5Job, run_dir: Path, progress: Progress | None = print) -> dict:
     try:
         result = execute(cmd, outdir, progress, timeout=job.timeout)
     except Gem5Error as e:
-        if full := disk_full(run_dir):
+        if full := disk_full(run_dir.parent):   # the results directory, not staging
             raise full from e
         # The run directory is unpublished on failure; keep gem5's logs where they survive.
         kept = keep_failed(outdir, run_dir, "gem5",
