@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare
 
 # Clovertown with one memory node per chip: 4 vCPUs in 2 NUMA nodes, an L2 per chip.
 TWO_NODES = ("nodes=2", "memory.latency.remote=150ns")
+# The console of a real run whose kernel met an INT3 it was patching in (see its README).
+STRAY_INT3 = Path(__file__).parent / "data" / "qemu-stray-int3" / "console.log"
 
 
 def test_topology_maps_llc_groups_to_sockets_and_nodes_to_numa():
@@ -111,7 +114,7 @@ def test_guest_that_dies_before_ready_is_reported(results_dir):
     request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
                          boot_args=("rdinit=/nonexistent", "init=/nonexistent"),
                          ready_timeout=120)
-    with pytest.raises(UserError, match="stopped before its ready marker") as failed:
+    with pytest.raises(UserError, match="panicked.*init /nonexistent failed") as failed:
         execute(prepare(request, progress=print), progress=print)
     # The console it names outlives the staging directory, which the failure removed.
     console = Path(re.search(r"\(console: (\S+)\)", str(failed.value)).group(1))
@@ -126,3 +129,53 @@ def test_user_program_runs_like_a_workload(results_dir, tmp_path):
                       / "results.json").read_text())
     assert res["ok"], res["errors"]
     assert res["jobs"][0]["metrics"] == {"answer": 42}
+
+
+def test_a_stray_int3_is_named_and_told_from_other_panics(tmp_path):
+    # A stand-in for QEMU that writes the real console of a guest that died so, and exits as
+    # QEMU does after a panic (-no-reboot).
+    console = tmp_path / "console.log"
+    replay = [sys.executable, "-c",
+              f"import shutil; shutil.copyfile({str(STRAY_INT3)!r}, {str(console)!r})"]
+    with pytest.raises(qemu.StrayBreakpoint, match="INT3 while it patched its own code"):
+        qemu.boot(replay, console, ready_timeout=60, timeout=60, nonce="c42a25582b08bddb")
+    # The same panic without the INT3 oops is another failure, and not retried.
+    other = tmp_path / "other.log"
+    other.write_text(STRAY_INT3.read_text().replace("int3: 0000", "general protection: 0000"))
+    replay[-1] = f"import shutil; shutil.copyfile({str(other)!r}, {str(console)!r})"
+    with pytest.raises(UserError, match="kernel panicked .*: Kernel panic - not syncing") as e:
+        qemu.boot(replay, console, ready_timeout=60, timeout=60, nonce="c42a25582b08bddb")
+    assert not isinstance(e.value, qemu.StrayBreakpoint)
+
+
+def test_a_run_lost_to_a_stray_int3_boots_again_once_and_says_so(results_dir, monkeypatch):
+    real_boot, calls = qemu.boot, []
+
+    def first_boot_dies(cmd, console, *args):
+        calls.append(console.read_text() if console.exists() else "")
+        if len(calls) == 1:
+            console.write_text(STRAY_INT3.read_text())
+            raise qemu.StrayBreakpoint(f"the guest kernel met an INT3 (console: {console})")
+        return real_boot(cmd, console, *args)
+
+    monkeypatch.setattr(qemu, "boot", first_boot_dies)
+    request = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
+                         timeout=600)
+    run_dir = execute(prepare(request, progress=print), progress=print)
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["ok"], res["errors"]
+    assert len(calls) == 2
+    lost = res["backend"]["boots_lost_to_stray_int3"]
+    assert len(lost) == 1 and "int3: 0000" in Path(lost[0]).read_text()
+
+    # A second stray INT3 in the same run fails it: the retry is once.
+    def always_dies(cmd, console, *args):
+        console.write_text(STRAY_INT3.read_text())
+        raise qemu.StrayBreakpoint(f"the guest kernel met an INT3 (console: {console})")
+
+    monkeypatch.setattr(qemu, "boot", always_dies)
+    again = RunRequest(machine="clovertown-e5320-mup", jobs=(WorkloadRequest("memlat"),),
+                       timeout=600, seed=1)
+    with pytest.raises(UserError, match="met an INT3"):
+        execute(prepare(again, progress=print), progress=print)
+    assert not (results_dir / prepare(again, progress=print).run_id).exists()
