@@ -33,7 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_gem5 import measure, record_options, reported_records, save_records  # noqa: E402
+from bench.records import (add_record_options, gem5_records, report_files,  # noqa: E402
+                           save_gem5_records)
+from bench_gem5 import measure  # noqa: E402
 from schedlab.backends.gem5.binary import probe  # noqa: E402
 from schedlab.campaigns import demarchi  # noqa: E402
 from schedlab.runs import execute, prepare  # noqa: E402
@@ -90,15 +92,15 @@ def table(records: list[dict]) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    record_options(p)
+    add_record_options(p)
     args = p.parse_args()
-    if args.report:
-        print(table(reported_records(args.report)))
+    if (files := report_files(args)) is not None:
+        print(table(gem5_records(files)))
         return 0
     binary = probe()
     # Without first: the run with attribution is the campaign's, often made already.
     records = [record(False), record(True)]
-    save_records(args.json, binary, records)
+    save_gem5_records(args.json, binary, records)
     print(table(records))
     return 0
 

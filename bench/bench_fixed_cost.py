@@ -53,7 +53,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from records import add_record_options, append_records, print_report, results_dir  # noqa: E402
+from records import (add_record_options, append_records, print_report,  # noqa: E402
+                     report_files, results_dir)
 from schedlab.campaigns.experiment import runnable  # noqa: E402
 from schedlab.errors import UserError  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
@@ -305,8 +306,8 @@ def main() -> int:
                    help="split the finished gem5 runs of this results directory instead")
     add_record_options(p)
     args = p.parse_args()
-    if args.report:
-        print_report(args.report, tables)
+    if (files := report_files(args)) is not None:
+        print_report(files, tables)
         return 0
     if args.from_store:
         records = from_store(args.from_store)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -36,6 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.records import (add_record_options, gem5_records, report_files,  # noqa: E402
+                           save_gem5_records)
 from schedlab.backends.gem5 import run as g5run  # noqa: E402
 from schedlab.backends.gem5.binary import probe  # noqa: E402
 from schedlab.backends.gem5.topology import topology_problems  # noqa: E402
@@ -56,30 +57,6 @@ def roi(events: list[dict]) -> tuple[int, float, int]:
     end = next(e for e in events if e["event"] == "workend")
     return (end["insts"] - begin["insts"], end["host_s"] - begin["host_s"],
             end["tick"] - begin["tick"])
-
-
-def save_records(path: Path | None, binary, records: list[dict], **extra) -> None:
-    """A benchmark's records with the gem5 binary and the host, written atomically (a
-    benchmark stopped half-way leaves no half-written file)."""
-    if path is None:
-        return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"gem5": binary.version, "gem5_hash": binary.hash,
-                               "host": os.uname().nodename, "records": records, **extra},
-                              indent=1))
-    tmp.replace(path)
-
-
-def record_options(p: argparse.ArgumentParser) -> None:
-    """``--json`` (where the records go) and ``--report`` (tables of earlier records)."""
-    p.add_argument("--json", type=Path, default=None, help="write the records here")
-    p.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
-                   help="only print the table of earlier runs' JSON files")
-
-
-def reported_records(files: list[Path]) -> list[dict]:
-    """The records of earlier runs' JSON files (``--report``)."""
-    return [r for f in files for r in json.loads(f.read_text())["records"]]
 
 
 def measure(gem5_json: dict) -> dict:
@@ -154,12 +131,10 @@ def main() -> int:
     p.add_argument("--attribution", action="store_true",
                    help="measure per-task attribution's overhead on the first machine "
                         "(memlat sharing CPU 0 with a busy task, without and with)")
-    p.add_argument("--json", type=Path, default=None, help="write the records here")
-    p.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
-                   help="only print the tables of earlier runs' JSON files")
+    add_record_options(p)
     args = p.parse_args()
-    if args.report:
-        records = [r for f in args.report for r in json.loads(f.read_text())["records"]]
+    if (files := report_files(args)) is not None:
+        records = gem5_records(files)
         print(table([r for r in records if "attribution" not in r]))
         print(overhead_table(records))
         print(attribution_table([r for r in records if "attribution" in r]))
@@ -189,10 +164,10 @@ def main() -> int:
                     plan_from_dict(machine), machine, rec.pop("facts"))
             print(json.dumps({k: v for k, v in rec.items() if k != "checkpoint"}), flush=True)
             records.append(rec)
-            save(args.json, binary, records)
+            save_gem5_records(args.json, binary, records, workload="memlat smoke, CPU 0")
     if args.attribution and not any("attribution" in r for r in records):
         records += attribution_overhead(names[0], "timing")
-        save(args.json, binary, records)
+        save_gem5_records(args.json, binary, records, workload="memlat smoke, CPU 0")
     print(table([r for r in records if "attribution" not in r]))
     print(overhead_table(records))
     print(attribution_table([r for r in records if "attribution" in r]))
@@ -246,16 +221,6 @@ def attribution_table(records: list[dict]) -> str:
                      f"| {task.get('ipc', float('nan')):.3f} "
                      f"| {task.get('l1d_mpki', float('nan')):.1f} |")
     return "\n".join(lines) if records else ""
-
-
-def save(path: Path | None, binary, records: list[dict]) -> None:
-    if path is None:
-        return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"gem5": binary.version, "host": os.uname().nodename,
-                               "workload": "memlat smoke, CPU 0", "records": records},
-                              indent=1))
-    tmp.replace(path)
 
 
 def table(records: list[dict]) -> str:

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from schedlab.backends.gem5.plan import plan_from_dict  # noqa: E402
 from schedlab.machine import load_machine  # noqa: E402
-from records import add_record_options, append_records, print_report, results_dir  # noqa: E402
+from records import (add_record_options, append_records, print_report,  # noqa: E402
+                     report_files, results_dir)
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "numa_linechase.c"
@@ -126,8 +127,8 @@ def main() -> int:
     p.add_argument("--delays", default="0,16,64", help="comma-separated ring delays (cycles)")
     add_record_options(p)
     args = p.parse_args()
-    if args.report:
-        print_report(args.report, table)
+    if (files := report_files(args)) is not None:
+        print_report(files, table)
         return 0
     records = []
     with results_dir("schedlab-bench-latency-"):

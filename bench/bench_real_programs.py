@@ -27,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from records import add_record_options, append_records, print_report  # noqa: E402
+from records import (add_record_options, append_records, print_report,  # noqa: E402
+                     report_files)
 
 from schedlab.guest import packages, workloads  # noqa: E402
 from schedlab.paths import cache_dir  # noqa: E402
@@ -132,8 +133,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.study_runs:
         args.collect = study_runs()
-    if args.report is not None or not args.collect:
-        print_report(args.report or [args.json], table)
+    if args.report is None and not args.collect:
+        args.report = []              # nothing to measure: the kept records' table
+    if (files := report_files(args)) is not None:
+        print_report(files, table)
         return
     records = [record(d) for d in args.collect]
     if args.json:

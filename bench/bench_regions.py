@@ -78,7 +78,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_gem5 import measure, record_options, save_records  # noqa: E402
+from bench.records import add_record_options, report_files, save_gem5_records  # noqa: E402
+from bench_gem5 import measure  # noqa: E402
 from schedlab.analysis import function_graph, lee  # noqa: E402
 from schedlab.backends.gem5.binary import probe  # noqa: E402
 from schedlab.campaigns.experiment import get  # noqa: E402
@@ -340,10 +341,10 @@ def main() -> int:
                    help="also run lee-fig9's unify runs of the point (the rate rule on)")
     p.add_argument("--reps", type=int, default=None, metavar="N",
                    help="only the first N repetitions (default: all of lee-overheads')")
-    record_options(p)
+    add_record_options(p)
     args = p.parse_args()
-    if args.report:
-        for path in args.report:
+    if (files := report_files(args)) is not None:
+        for path in files:
             data = json.loads(path.read_text())
             print(f"{path.name}:\n{report(data['records'], data.get('derived'))}\n")
         return 0
@@ -358,7 +359,7 @@ def main() -> int:
         records += [yardstick_record(r) for r in plain if r.policy == "region-confine"]
     if args.rate_rule:
         records += [rate_rule_record(r) for r in unify]
-    save_records(args.json, binary, records, derived=derived,
+    save_gem5_records(args.json, binary, records, derived=derived,
                  parts=parts(records, derived))
     print(report(records, derived))
     return 0

@@ -45,7 +45,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_gem5 import measure, record_options, reported_records, save_records  # noqa: E402
+from bench.records import (add_record_options, gem5_records, report_files,  # noqa: E402
+                           save_gem5_records)
+from bench_gem5 import measure  # noqa: E402
 from schedlab.campaigns import kazempour  # noqa: E402
 from schedlab.machine import load_machine  # noqa: E402
 from schedlab.runs import RunRequest, WorkloadRequest, execute, prepare  # noqa: E402
@@ -428,7 +430,7 @@ def case_table() -> str:
 def merged(path: Path | None, records: list[dict]) -> list[dict]:
     """The records of ``path`` (if any) with those of the cases run now replaced or added,
     in the order of CASES."""
-    old = reported_records([path]) if path is not None and path.is_file() else []
+    old = gem5_records([path]) if path is not None and path.is_file() else []
     by_case = {r["case"]: r for r in old} | {r["case"]: r for r in records}
     order = list(CASES) + sorted(set(by_case) - set(CASES))
     return [by_case[c] for c in order if c in by_case]
@@ -441,13 +443,13 @@ def main() -> int:
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     p.add_argument("--reuse-only", action="store_true",
                    help="record only runs already in the results store (start no gem5)")
-    record_options(p)
+    add_record_options(p)
     args = p.parse_args()
     if args.list:
         print(case_table())
         return 0
-    if args.report:
-        print(report(reported_records(args.report)))
+    if (files := report_files(args)) is not None:
+        print(report(gem5_records(files)))
         return 0
     names = args.cases.split(",") if args.cases else list(CASES)
     unknown = [n for n in names if n not in CASES]
@@ -459,7 +461,7 @@ def main() -> int:
     for name in names:
         done.append(record(name, args.reuse_only))
         # Saved after every case: a case costs minutes, a stopped benchmark keeps its cases.
-        save_records(args.json, binary, merged(args.json, done))
+        save_gem5_records(args.json, binary, merged(args.json, done))
     print(report(merged(args.json, done) if args.json else done))
     return 0
 
