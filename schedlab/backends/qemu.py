@@ -275,7 +275,7 @@ class QemuBackend:
                         raise
                     kept = keep_failed(console, out, "qemu")
                     lost_boots.append(str(kept or console))
-                    progress(f"qemu: {str(e).replace(str(console), str(kept))}; booting "
+                    progress(f"qemu: {str(e).replace(str(console), lost_boots[-1])}; booting "
                              f"again, once")
         except UserError as e:
             if full := disk_full(out.parent):   # the results directory, not staging
