@@ -765,6 +765,9 @@ def doctor() -> None:
 
 
 def _interrupt(signum, frame) -> None:
+    # Once: a second SIGTERM (a process group killed, a batch system that repeats itself)
+    # would interrupt the clean-up this one starts (staging removed, workers stopped).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
