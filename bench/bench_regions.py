@@ -360,7 +360,7 @@ def main() -> int:
     if args.rate_rule:
         records += [rate_rule_record(r) for r in unify]
     save_gem5_records(args.json, binary, records, derived=derived,
-                 parts=parts(records, derived))
+                      parts=parts(records, derived))
     print(report(records, derived))
     return 0
 

@@ -46,11 +46,12 @@ class StrayBreakpoint(UserError):
 # (arch/x86/kernel/alternative.c, text_poke_bp_batch), and a CPU that meets the INT3 meanwhile
 # is sent on by poke_int3_handler. Once the patch is done no CPU can still execute the INT3,
 # so this kernel oopses on one (the kernel places no other INT3 in its code: no kprobes).
-# Under TCG a vCPU did, at that very call site: once in a CI run of the suite, right after the
-# runner turned its trace events on (tests/data/qemu-stray-int3/), and once in about 31,000
-# sched_switch toggles against two forking loops on two vCPUs, on a loaded host (none in
-# 12,000 with single-threaded TCG, too few to say that it avoids it). The guest's code is right
-# and its run is lost: the run boots again, once, and records that it did.
+# Under TCG a vCPU did, at __schedule's sched_switch call: once in a CI run of the suite,
+# right after the runner turned its trace events on (tests/data/qemu-stray-int3/), and once in
+# about 18,000 sched_switch toggles against two forking loops on two vCPUs on a loaded host
+# (none in 12,000 on an idle one; none in 12,000 loaded with single-threaded TCG, too few to
+# say that it avoids it). The guest's code is right and its run is lost: the run boots again,
+# once, and records that it did.
 _STRAY_INT3 = re.compile(r"^\[\s*[0-9.]+\] int3: 0000 \[#1\]", re.MULTILINE)
 
 
